@@ -1,0 +1,93 @@
+package crds_test
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/c5c3/glance-krm/krm/crds"
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// schemaDefaults lists every default in a CRD's schema by JSON path.
+func schemaDefaults(t *testing.T, file string) map[string]string {
+	t.Helper()
+	raw, err := crds.FS.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(raw, &crd); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	var walk func(path string, s *apiextensionsv1.JSONSchemaProps)
+	walk = func(path string, s *apiextensionsv1.JSONSchemaProps) {
+		if s.Default != nil {
+			out[path] = string(s.Default.Raw)
+		}
+		for name, p := range s.Properties {
+			walk(strings.TrimPrefix(path+"."+name, "."), &p)
+		}
+	}
+	walk("", crd.Spec.Versions[0].Schema.OpenAPIV3Schema)
+	return out
+}
+
+// goDefaults reads the same paths out of an object that Go's Default() has
+// filled, starting from the object with every defaulted parent present.
+func goDefaults(t *testing.T, obj interface{ Default() }, paths map[string]string) map[string]string {
+	t.Helper()
+	obj.Default()
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for path := range paths {
+		var cur any = m
+		for _, part := range strings.Split(path, ".") {
+			cur, _ = cur.(map[string]any)[part]
+		}
+		if cur == nil {
+			// false and "" are omitted by omitempty: the CRD's default of
+			// false and Go's zero value agree.
+			cur = false
+		}
+		b, _ := json.Marshal(cur)
+		out[path] = string(b)
+	}
+	return out
+}
+
+func TestGoDefaultsMatchCRDDefaults(t *testing.T) {
+	for file, obj := range map[string]interface{ Default() }{
+		"glance.openstack.c5c3.io_glancebackends.yaml": &v1alpha1.GlanceBackend{Spec: v1alpha1.GlanceBackendSpec{S3: &v1alpha1.S3BackendSpec{}}},
+		"glance.openstack.c5c3.io_glances.yaml":        &v1alpha1.Glance{},
+	} {
+		t.Run(file, func(t *testing.T) {
+			want := schemaDefaults(t, file)
+			if len(want) == 0 {
+				t.Fatal("no defaults found in the CRD")
+			}
+			got := goDefaults(t, obj, want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				keys := make([]string, 0, len(want))
+				for k := range want {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				t.Errorf("Go Default() disagrees with the CRD's defaults at %v (-crd +go):\n%s", keys, diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,37 @@
+package v1alpha1
+
+// Defaults mirror the +kubebuilder:default markers on the types, so that the
+// function sees at build time exactly what the API server would store. A
+// test compares both.
+const (
+	DefaultBucketURLFormat = "path"
+	DefaultUsername        = "glance"
+	DefaultProjectName     = "service"
+	DefaultDomainName      = "Default"
+	DefaultPasswordKey     = "password"
+	DefaultConnectionKey   = "connection"
+)
+
+// Default fills the API server's defaults.
+func (b *GlanceBackend) Default() {
+	if b.Spec.S3 != nil && b.Spec.S3.BucketURLFormat == "" {
+		b.Spec.S3.BucketURLFormat = DefaultBucketURLFormat
+	}
+}
+
+// Default fills the API server's defaults.
+func (g *Glance) Default() {
+	u := &g.Spec.ServiceUser
+	setIfEmpty(&u.Username, DefaultUsername)
+	setIfEmpty(&u.ProjectName, DefaultProjectName)
+	setIfEmpty(&u.UserDomainName, DefaultDomainName)
+	setIfEmpty(&u.ProjectDomainName, DefaultDomainName)
+	setIfEmpty(&u.SecretRef.Key, DefaultPasswordKey)
+	setIfEmpty(&g.Spec.Database.SecretRef.Key, DefaultConnectionKey)
+}
+
+func setIfEmpty(s *string, v string) {
+	if *s == "" {
+		*s = v
+	}
+}

@@ -1,0 +1,211 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Glance is one OpenStack Image API deployment. glance-krm renders its
+// glance-api.conf from this spec; the image stores attach to it as
+// GlanceBackend objects pointing here.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=openstack
+// +kubebuilder:printcolumn:name="Backends",type=string,JSONPath=`.status.conditions[?(@.type=='BackendsReady')].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=='BackendsReady')].reason`
+// +kubebuilder:printcolumn:name="Release",type=string,JSONPath=`.spec.openStackRelease`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Glance struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec describes the Image API deployment.
+	Spec GlanceSpec `json:"spec"`
+	// Status is written by the runtime controller only.
+	// +optional
+	Status GlanceStatus `json:"status,omitempty"`
+}
+
+// GlanceSpec is the part of a Glance that its configuration needs.
+type GlanceSpec struct {
+	// OpenStackRelease is the OpenStack release series, for example 2025.2.
+	// +kubebuilder:validation:Pattern=`^\d{4}\.[12]$`
+	OpenStackRelease string `json:"openStackRelease"`
+
+	// Image is the glance-api container image.
+	Image ImageSpec `json:"image"`
+
+	// KeystoneEndpoint is the Identity API URL the service authenticates
+	// against ([keystone_authtoken] auth_url).
+	// +kubebuilder:validation:Pattern=`^https?://`
+	KeystoneEndpoint string `json:"keystoneEndpoint"`
+
+	// KeystonePublicEndpoint is the browser-facing Identity URL returned in
+	// WWW-Authenticate ([keystone_authtoken] www_authenticate_uri); defaults
+	// to keystoneEndpoint.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^https?://`
+	KeystonePublicEndpoint string `json:"keystonePublicEndpoint,omitempty"`
+
+	// Region is the Identity region ([keystone_authtoken] region_name).
+	// +optional
+	Region string `json:"region,omitempty"`
+
+	// ServiceUser is the Keystone user the service authenticates as.
+	ServiceUser ServiceUserSpec `json:"serviceUser"`
+
+	// Database locates the SQLAlchemy connection string.
+	Database DatabaseSpec `json:"database"`
+
+	// Cache is the memcached cache used for Keystone token caching.
+	// +optional
+	Cache *CacheSpec `json:"cache,omitempty"`
+
+	// ExtraConfig is the escape hatch for glance-api.conf:
+	// section -> option -> value. Options glance-krm renders from a typed
+	// field are refused and name the field that owns them.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	ExtraConfig map[string]ConfigSection `json:"extraConfig,omitempty"`
+
+	// TargetClusterRef names the registered cluster the Glance runs on, when
+	// it is not the cluster holding this object.
+	// +optional
+	TargetClusterRef *ClusterRefSpec `json:"targetClusterRef,omitempty"`
+}
+
+// ConfigSection is one glance-api.conf section: option -> value.
+// +kubebuilder:validation:MaxProperties=64
+type ConfigSection map[string]OptionValue
+
+// ImageSpec is a container image: a repository and exactly one of tag or
+// digest.
+// +kubebuilder:validation:XValidation:rule="has(self.tag) != has(self.digest)",message="exactly one of spec.image.tag and spec.image.digest must be set"
+type ImageSpec struct {
+	// Repository is the image repository, for example ghcr.io/c5c3/glance.
+	// +kubebuilder:validation:MinLength=1
+	Repository string `json:"repository"`
+	// Tag is the image tag.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	Tag string `json:"tag,omitempty"`
+	// Digest is the image digest (sha256:<64 hex>).
+	// +optional
+	// +kubebuilder:validation:Pattern=`^sha256:[a-f0-9]{64}$`
+	Digest string `json:"digest,omitempty"`
+}
+
+// ServiceUserSpec is the Keystone service user.
+type ServiceUserSpec struct {
+	// Username of the service user.
+	// +optional
+	// +kubebuilder:default=glance
+	// +kubebuilder:validation:MinLength=1
+	Username string `json:"username,omitempty"`
+	// ProjectName is the service user's project.
+	// +optional
+	// +kubebuilder:default=service
+	// +kubebuilder:validation:MinLength=1
+	ProjectName string `json:"projectName,omitempty"`
+	// UserDomainName is the service user's domain.
+	// +optional
+	// +kubebuilder:default=Default
+	// +kubebuilder:validation:MinLength=1
+	UserDomainName string `json:"userDomainName,omitempty"`
+	// ProjectDomainName is the service project's domain.
+	// +optional
+	// +kubebuilder:default=Default
+	// +kubebuilder:validation:MinLength=1
+	ProjectDomainName string `json:"projectDomainName,omitempty"`
+	// SecretRef locates the service user's password, delivered to glance-api
+	// as OS_KEYSTONE_AUTHTOKEN__PASSWORD and never rendered into a file.
+	SecretRef PasswordSecretRefSpec `json:"secretRef"`
+}
+
+// PasswordSecretRefSpec is a key of a Secret in the same namespace that holds
+// a password.
+type PasswordSecretRefSpec struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Key of the password in the Secret.
+	// +optional
+	// +kubebuilder:default=password
+	// +kubebuilder:validation:MinLength=1
+	Key string `json:"key,omitempty"`
+}
+
+// DatabaseSpec locates the database.
+type DatabaseSpec struct {
+	// ClusterRef names the database cluster (informational for glance-krm).
+	// +optional
+	ClusterRef *LocalObjectRefSpec `json:"clusterRef,omitempty"`
+	// Database is the database name (informational for glance-krm; the DSN
+	// in secretRef is authoritative).
+	// +optional
+	Database string `json:"database,omitempty"`
+	// SecretRef locates the SQLAlchemy connection string, delivered to
+	// glance-api as OS_DATABASE__CONNECTION and never rendered into a file.
+	SecretRef ConnectionSecretRefSpec `json:"secretRef"`
+}
+
+// ConnectionSecretRefSpec is a key of a Secret in the same namespace that
+// holds a SQLAlchemy connection string.
+type ConnectionSecretRefSpec struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Key of the connection string in the Secret.
+	// +optional
+	// +kubebuilder:default=connection
+	// +kubebuilder:validation:MinLength=1
+	Key string `json:"key,omitempty"`
+}
+
+// CacheSpec is the memcached cache.
+type CacheSpec struct {
+	// ClusterRef names the memcached cluster (informational for glance-krm).
+	// +optional
+	ClusterRef *LocalObjectRefSpec `json:"clusterRef,omitempty"`
+	// Servers are memcached host:port addresses
+	// ([keystone_authtoken] memcached_servers).
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Pattern=`^(inet6:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?):[0-9]{1,5}$`
+	Servers []string `json:"servers,omitempty"`
+}
+
+// LocalObjectRefSpec names an object in the same namespace.
+type LocalObjectRefSpec struct {
+	// Name of the object.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+}
+
+// ClusterRefSpec names a registered target cluster.
+type ClusterRefSpec struct {
+	// Name of the registered cluster.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+}
+
+// GlanceStatus is written by the runtime controller.
+type GlanceStatus struct {
+	// ObservedGeneration is the generation the conditions describe.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions carry BackendsReady.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// GlanceList is a list of Glance.
+// +kubebuilder:object:root=true
+type GlanceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Glance `json:"items"`
+}

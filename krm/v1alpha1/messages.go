@@ -1,0 +1,27 @@
+package v1alpha1
+
+// Messages of the rules that are not plain OpenAPI checks. Each is written in
+// the words of the contract's troubleshooting table so a user can search for
+// it, and each is the message of the matching CEL rule in the generated CRDs,
+// so the function and the API server say the same thing.
+const (
+	MsgS3Union             = "spec.s3 must be set exactly when spec.type is S3"
+	MsgGlanceRefImmutable  = "spec.glanceRef is immutable; delete and recreate the GlanceBackend instead"
+	MsgTypeImmutable       = "spec.type is immutable"
+	MsgReservedStoreName   = "reserved or operator-managed Glance store section: the name becomes the [<name>] config section and must not be default, database, keystone_authtoken, glance_store, paste_deploy, oslo_policy, os_glance_staging_store or os_glance_tasks_store"
+	MsgReservedStorePrefix = "name uses the reserved os_glance_ / os-glance- prefix (Glance owns it for its staging and tasks stores)"
+	MsgOptionKeyPattern    = "option name must match ^[A-Za-z0-9_]+$ (letters, digits, underscore)"
+	MsgOptionKeyTooLong    = "option name must be at most 256 characters"
+	MsgINIInjection        = "must not contain a newline or carriage return (INI injection guard)"
+	MsgSectionPattern      = "section name must match ^[A-Za-z0-9_.-]+$"
+	MsgConfigKeyPattern    = "option name must match ^[A-Za-z0-9_.-]+$"
+	MsgImageTagXorDigest   = "exactly one of spec.image.tag and spec.image.digest must be set"
+	MsgGlanceNameTooLong   = "must be no more than 63 characters: it is the value of the glance.openstack.c5c3.io/glance label on the objects rendered for this Glance"
+	MsgExactlyOneDefault   = "exactly one default store is allowed"
+)
+
+// Reasons, shared by the function's results and the controller's conditions.
+const (
+	ReasonNoDefaultBackend = "NoDefaultBackend"
+	ReasonWaitingForParent = "WaitingForParent"
+)

@@ -1,0 +1,120 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+const (
+	MaxExtraConfigSections = 32
+	MaxExtraConfigOptions  = 64
+)
+
+var configName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// GlanceOwnedOptions are the glance-api.conf options glance-krm renders from
+// a typed field (or from the GlanceBackends), keyed by normalised section and
+// option, with the owner a user should edit instead.
+var GlanceOwnedOptions = map[ConfigOption]string{
+	{"DEFAULT", "enabled_backends"}:                "the GlanceBackends attached to this Glance (their spec.glanceRef)",
+	{"glance_store", "default_backend"}:            "the GlanceBackend marked spec.isDefault",
+	{"keystone_authtoken", "auth_type"}:            "spec.serviceUser (always password)",
+	{"keystone_authtoken", "auth_url"}:             "spec.keystoneEndpoint",
+	{"keystone_authtoken", "www_authenticate_uri"}: "spec.keystonePublicEndpoint",
+	{"keystone_authtoken", "username"}:             "spec.serviceUser.username",
+	{"keystone_authtoken", "project_name"}:         "spec.serviceUser.projectName",
+	{"keystone_authtoken", "user_domain_name"}:     "spec.serviceUser.userDomainName",
+	{"keystone_authtoken", "project_domain_name"}:  "spec.serviceUser.projectDomainName",
+	{"keystone_authtoken", "password"}:             "spec.serviceUser.secretRef",
+	{"keystone_authtoken", "region_name"}:          "spec.region",
+	{"keystone_authtoken", "memcached_servers"}:    "spec.cache.servers",
+	{"database", "connection"}:                     "spec.database.secretRef",
+}
+
+// ConfigOption is one option of one section.
+type ConfigOption struct{ Section, Key string }
+
+// Normalize folds a section and option name the way oslo.config looks them
+// up: group names are lower-cased except DEFAULT, and an option's dashes
+// match its underscores. Owned-option checks compare normalised names so
+// that "[Keystone_AuthToken] auth-url" cannot slip past them.
+func (o ConfigOption) Normalize() ConfigOption {
+	s := o.Section
+	if s != "DEFAULT" {
+		s = strings.ToLower(s)
+	}
+	return ConfigOption{s, strings.ReplaceAll(o.Key, "-", "_")}
+}
+
+// OwnedConfigMessage is the message for an extraConfig option that a typed
+// field owns.
+func OwnedConfigMessage(o ConfigOption, owner string) string {
+	return fmt.Sprintf("option %q in section [%s] is owned by %s", o.Key, o.Section, owner)
+}
+
+// ValidateExtraConfig checks a Glance's extraConfig: bounds, the INI
+// injection guard on section, option and value, the name patterns, and the
+// options glance-krm owns.
+func ValidateExtraConfig(cfg map[string]ConfigSection, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(cfg) > MaxExtraConfigSections {
+		errs = append(errs, field.TooMany(path, len(cfg), MaxExtraConfigSections))
+	}
+	for _, section := range sortedKeys(cfg) {
+		sp := keyPath(path, section)
+		errs = append(errs, validateConfigName(section, sp, "section", MsgSectionPattern)...)
+		opts := cfg[section]
+		if len(opts) > MaxExtraConfigOptions {
+			errs = append(errs, field.TooMany(sp, len(opts), MaxExtraConfigOptions))
+		}
+		for _, key := range sortedKeys(opts) {
+			kp := keyPath(sp, key)
+			keyErrs := validateConfigName(key, kp, "option name", MsgConfigKeyPattern)
+			errs = append(errs, keyErrs...)
+			if len(keyErrs) == 0 {
+				o := ConfigOption{section, key}
+				if owner, ok := GlanceOwnedOptions[o.Normalize()]; ok {
+					errs = append(errs, field.Forbidden(kp, OwnedConfigMessage(o, owner)))
+				}
+			}
+			v := string(opts[key])
+			errs = append(errs, maxLength(kp, v, MaxOptionValueLength)...)
+			if hasCRLF(v) {
+				errs = append(errs, field.Invalid(kp, omit, "value "+MsgINIInjection))
+			}
+		}
+	}
+	return errs
+}
+
+func validateConfigName(name string, path *field.Path, what, patternMsg string) field.ErrorList {
+	switch {
+	case hasCRLF(name):
+		return field.ErrorList{field.Invalid(path, omit, what+" "+MsgINIInjection)}
+	case len(name) > MaxOptionKeyLength:
+		return field.ErrorList{field.Invalid(path, omit, what+" must be at most 256 characters")}
+	case !configName.MatchString(name):
+		return field.ErrorList{field.Invalid(path, omit, patternMsg)}
+	}
+	return nil
+}
+
+// ValidateExtraConfigStores is the cross-object half: a store's [<name>]
+// section belongs to its GlanceBackend, so extraConfig may not write it.
+func ValidateExtraConfigStores(cfg map[string]ConfigSection, stores []string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	owned := map[string]string{}
+	for _, s := range stores {
+		owned[strings.ToLower(s)] = s
+	}
+	for _, section := range sortedKeys(cfg) {
+		if store, ok := owned[ConfigOption{Section: section}.Normalize().Section]; ok {
+			errs = append(errs, field.Forbidden(keyPath(path, section), fmt.Sprintf(
+				"section [%s] is owned by GlanceBackend %q; set store options in its spec.extraOptions", section, store)))
+		}
+	}
+	return errs
+}

@@ -1,0 +1,73 @@
+package v1alpha1
+
+import (
+	"regexp"
+
+	"k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+var (
+	openStackRelease = regexp.MustCompile(`^\d{4}\.[12]$`)
+	imageDigest      = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
+	memcachedServer  = regexp.MustCompile(`^(inet6:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?):[0-9]{1,5}$`)
+)
+
+const (
+	MaxGlanceNameLength = 63
+	MaxCacheServers     = 32
+)
+
+// ValidateGlance runs every per-object rule on a defaulted Glance and
+// returns all violations.
+func ValidateGlance(g *Glance) field.ErrorList {
+	var errs field.ErrorList
+	name := field.NewPath("metadata", "name")
+	for _, msg := range validation.NameIsDNSSubdomain(g.Name, false) {
+		errs = append(errs, field.Invalid(name, g.Name, msg))
+	}
+	if len(g.Name) > MaxGlanceNameLength {
+		errs = append(errs, field.Invalid(name, g.Name, MsgGlanceNameTooLong))
+	}
+
+	spec := field.NewPath("spec")
+	s := &g.Spec
+	errs = append(errs, matches(spec.Child("openStackRelease"), s.OpenStackRelease, openStackRelease)...)
+	errs = append(errs, validateImage(&s.Image, spec.Child("image"))...)
+	errs = append(errs, matches(spec.Child("keystoneEndpoint"), s.KeystoneEndpoint, httpURL)...)
+	if s.KeystonePublicEndpoint != "" {
+		errs = append(errs, matches(spec.Child("keystonePublicEndpoint"), s.KeystonePublicEndpoint, httpURL)...)
+	}
+	errs = append(errs, minLength1(spec.Child("serviceUser", "secretRef", "name"), s.ServiceUser.SecretRef.Name)...)
+	errs = append(errs, minLength1(spec.Child("database", "secretRef", "name"), s.Database.SecretRef.Name)...)
+	if s.Cache != nil {
+		errs = append(errs, validateCacheServers(s.Cache.Servers, spec.Child("cache", "servers"))...)
+	}
+	if s.TargetClusterRef != nil {
+		errs = append(errs, minLength1(spec.Child("targetClusterRef", "name"), s.TargetClusterRef.Name)...)
+	}
+	errs = append(errs, ValidateExtraConfig(s.ExtraConfig, spec.Child("extraConfig"))...)
+	return errs
+}
+
+func validateImage(img *ImageSpec, path *field.Path) field.ErrorList {
+	errs := minLength1(path.Child("repository"), img.Repository)
+	if (img.Tag != "") == (img.Digest != "") {
+		errs = append(errs, field.Invalid(path, omit, MsgImageTagXorDigest))
+	}
+	if img.Digest != "" {
+		errs = append(errs, matches(path.Child("digest"), img.Digest, imageDigest)...)
+	}
+	return errs
+}
+
+func validateCacheServers(servers []string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(servers) > MaxCacheServers {
+		errs = append(errs, field.TooMany(path, len(servers), MaxCacheServers))
+	}
+	for i, srv := range servers {
+		errs = append(errs, matches(path.Index(i), srv, memcachedServer)...)
+	}
+	return errs
+}

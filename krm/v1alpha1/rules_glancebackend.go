@@ -1,0 +1,67 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+var bucketURLFormats = []string{"path", "virtual"}
+
+// ValidateGlanceBackend runs every per-object admission rule of the
+// contract on a defaulted GlanceBackend and returns all violations. The
+// UPDATE-only transition rules (glanceRef and type immutable) need the old
+// object; see ValidateGlanceBackendUpdate.
+func ValidateGlanceBackend(b *GlanceBackend) field.ErrorList {
+	errs := ValidateStoreName(b.Name, field.NewPath("metadata", "name"))
+	spec := field.NewPath("spec")
+	errs = append(errs, minLength1(spec.Child("glanceRef", "name"), b.Spec.GlanceRef.Name)...)
+	errs = append(errs, validateBackendType(b.Spec.Type, spec.Child("type"))...)
+	if (b.Spec.Type == GlanceBackendTypeS3) != (b.Spec.S3 != nil) {
+		errs = append(errs, field.Invalid(spec, omit, MsgS3Union))
+	}
+	if b.Spec.S3 != nil {
+		errs = append(errs, validateS3(b.Spec.S3, spec.Child("s3"))...)
+	}
+	errs = append(errs, ValidateExtraOptions(b.Spec.ExtraOptions, spec.Child("extraOptions"))...)
+	return errs
+}
+
+// ValidateGlanceBackendUpdate is the pair of CEL transition rules: a
+// backend's glanceRef and type never change.
+func ValidateGlanceBackendUpdate(old, b *GlanceBackend) field.ErrorList {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	if old.Spec.GlanceRef != b.Spec.GlanceRef {
+		errs = append(errs, field.Invalid(spec.Child("glanceRef"), omit, MsgGlanceRefImmutable))
+	}
+	if old.Spec.Type != b.Spec.Type {
+		errs = append(errs, field.Invalid(spec.Child("type"), b.Spec.Type, MsgTypeImmutable))
+	}
+	return errs
+}
+
+func validateBackendType(t GlanceBackendType, path *field.Path) field.ErrorList {
+	switch t {
+	case GlanceBackendTypeS3:
+		return nil
+	case "":
+		return field.ErrorList{field.Required(path, "")}
+	default:
+		return field.ErrorList{field.NotSupported(path, t, []GlanceBackendType{GlanceBackendTypeS3})}
+	}
+}
+
+func validateS3(s *S3BackendSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, minLength1(path.Child("host"), s.Host)...)
+	if s.Host != "" {
+		errs = append(errs, matches(path.Child("host"), s.Host, httpURL)...)
+	}
+	errs = append(errs, minLength1(path.Child("bucket"), s.Bucket)...)
+	errs = append(errs, minLength1(path.Child("credentialsSecretRef", "name"), s.CredentialsSecretRef.Name)...)
+	if f := s.BucketURLFormat; f != "" && f != "path" && f != "virtual" {
+		errs = append(errs, field.NotSupported(path.Child("bucketURLFormat"), f, bucketURLFormats))
+	}
+	errs = append(errs, minimum1(path.Child("largeObjectSize"), s.LargeObjectSize)...)
+	errs = append(errs, minimum1(path.Child("largeObjectChunkSize"), s.LargeObjectChunkSize)...)
+	return errs
+}
