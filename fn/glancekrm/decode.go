@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -21,7 +22,7 @@ import (
 func decodeStrict(obj *fn.KubeObject, into interface{ Default() }) field.ErrorList {
 	js, err := yaml.YAMLToJSON([]byte(obj.String()))
 	if err != nil {
-		return field.ErrorList{field.Invalid(field.NewPath(""), field.OmitValueType{}, err.Error())}
+		return field.ErrorList{field.Invalid(field.NewPath("<object>"), omit, err.Error())}
 	}
 	strictErrs, err := sigsjson.UnmarshalStrict(js, into)
 	if err != nil {
@@ -29,33 +30,61 @@ func decodeStrict(obj *fn.KubeObject, into interface{ Default() }) field.ErrorLi
 	}
 	var errs field.ErrorList
 	for _, e := range strictErrs {
-		errs = append(errs, strictFieldError(e))
+		errs = append(errs, strictFieldError(obj.GetKind(), e))
 	}
 	into.Default()
 	return errs
 }
 
-// strictFieldError turns 'unknown field "spec.isdefault"' into a field
-// error whose path is spec.isdefault.
-func strictFieldError(e error) *field.Error {
+// strictFieldError turns a strict-decoding error into a field error with
+// the path and the API server's own words (unknown field "spec.isdefault").
+func strictFieldError(kind string, e error) *field.Error {
 	var fe sigsjson.FieldError
 	if errors.As(e, &fe) {
-		what, _, _ := strings.Cut(e.Error(), " \"")
-		return &field.Error{Type: field.ErrorTypeNotSupported, Field: fe.FieldPath(), BadValue: field.OmitValueType{},
-			Detail: what + " (check its spelling against the CRD: kubectl explain)"}
+		p, explain := fe.FieldPath(), strings.ToLower(kind)
+		if i := strings.LastIndex(p, "."); i > 0 {
+			explain += "." + p[:i]
+		}
+		return field.Invalid(pathOf(p), omit, fmt.Sprintf(
+			"%s (strict decoding: is it misspelt? see kubectl explain %s)", e.Error(), explain))
 	}
-	return field.Invalid(field.NewPath(""), field.OmitValueType{}, e.Error())
+	return field.Invalid(field.NewPath("<object>"), omit, e.Error())
 }
 
-// typeError reports a value of the wrong type, such as isDefault: "yes".
+// typeError reports a value of the wrong type, such as isDefault: "yes",
+// in the API server's words.
 func typeError(err error) *field.Error {
 	var ute *json.UnmarshalTypeError
 	if errors.As(err, &ute) {
-		return &field.Error{Type: field.ErrorTypeTypeInvalid, Field: ute.Field, BadValue: field.OmitValueType{},
-			Detail: fmt.Sprintf("%s is not a %s", ute.Value, ute.Type)}
+		return field.Invalid(pathOf(ute.Field), ute.Value, "must be of type "+openAPIType(ute.Type))
 	}
-	return field.Invalid(field.NewPath(""), field.OmitValueType{}, fmt.Sprintf("cannot decode: %v", err))
+	return field.Invalid(field.NewPath("<object>"), omit, fmt.Sprintf("cannot decode: %v", err))
 }
+
+func openAPIType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.String:
+		return "string"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	default:
+		return "object"
+	}
+}
+
+func pathOf(dotted string) *field.Path {
+	parts := strings.Split(dotted, ".")
+	return field.NewPath(parts[0], parts[1:]...)
+}
+
+var omit = field.OmitValueType{}
 
 func decodeGlance(obj *fn.KubeObject) (*v1alpha1.Glance, field.ErrorList) {
 	g := &v1alpha1.Glance{}

@@ -31,7 +31,7 @@ func Process(rl *fn.ResourceList) (bool, error) {
 	for _, g := range r.sortedGlances() {
 		r.render(g)
 	}
-	if len(r.glances) == 0 && len(r.backends) == 0 {
+	if !r.seen {
 		r.info(nil, Name+": no Glance or GlanceBackend in the input; nothing to render")
 	}
 	sortResults(r.results)
@@ -60,6 +60,7 @@ type run struct {
 	results  fn.Results
 	glances  map[objKey]*glanceEntry
 	backends []*backendEntry
+	seen     bool // any object of our API group and kinds, of any version
 }
 
 func (r *run) add(rs ...*fn.Result) { r.results = append(r.results, rs...) }
@@ -80,6 +81,7 @@ func (r *run) collect() {
 		if gk.Group != v1alpha1.Group || (gk.Kind != v1alpha1.GlanceKind && gk.Kind != v1alpha1.GlanceBackendKind) {
 			continue
 		}
+		r.seen = true
 		if v := obj.GroupVersionKind().Version; v != v1alpha1.Version {
 			r.add(withTag(objectResult(obj, fn.Error, fmt.Sprintf(
 				"apiVersion %s is not served by %s; use %s", obj.GetAPIVersion(), Name, v1alpha1.APIVersion)), tagRule, "apiVersion"))
@@ -150,21 +152,23 @@ func (r *run) render(ge *glanceEntry) {
 		backends[i] = be.b
 		valid = valid && be.valid
 	}
-	if !valid {
-		r.info(ge.obj, fmt.Sprintf("%s: nothing rendered for Glance %s: fix the errors reported above", Name, nsName(g.Namespace, g.Name)))
-		return
-	}
+	// The cross-object rules run even when an object is invalid, so one run
+	// reports every violation.
 	stores := make([]string, len(backends))
 	for i, b := range backends {
 		stores[i] = b.Name
 	}
 	if errs := v1alpha1.ValidateExtraConfigStores(g.Spec.ExtraConfig, stores, field.NewPath("spec", "extraConfig")); len(errs) > 0 {
 		r.add(fieldResults(ge.obj, errs)...)
-		return
+		valid = false
 	}
 	defaultStore, err := v1alpha1.DefaultBackend(nsName(g.Namespace, g.Name), backends)
 	if err != nil {
 		r.add(withTag(withTag(objectResult(ge.obj, fn.Error, err.Error()), tagReason, v1alpha1.ReasonNoDefaultBackend), tagRule, "exactly-one-default"))
+		valid = false
+	}
+	if !valid {
+		r.info(ge.obj, fmt.Sprintf("%s: nothing rendered for Glance %s: fix the errors reported above", Name, nsName(g.Namespace, g.Name)))
 		return
 	}
 

@@ -141,11 +141,10 @@ func ensureMount(c *yaml.RNode, volume, defaultPath string) (string, error) {
 			return f.Value.YNode().Value, nil
 		}
 	}
-	mount, err := yaml.Parse(fmt.Sprintf("{name: %s, mountPath: %q, readOnly: true}", volume, defaultPath))
+	mount, err := yaml.FromMap(map[string]any{"name": volume, "mountPath": defaultPath, "readOnly": true})
 	if err != nil {
 		return "", err
 	}
-	yaml.ClearEmptyAnnotations(mount)
 	return defaultPath, mounts.PipeE(yaml.Append(mount.YNode()))
 }
 
