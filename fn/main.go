@@ -8,6 +8,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -16,20 +17,45 @@ import (
 )
 
 func main() {
-	if err := fn.AsMain(fn.ResourceListProcessorFunc(reportingProcess)); err != nil {
-		os.Exit(1)
-	}
+	os.Exit(run(os.Stdin, os.Stdout, os.Stderr))
 }
 
-// reportingProcess also prints errors and warnings on stderr: kustomize
+// run exits non-zero whenever an error result exists: kustomize and kpt
+// judge a function by its exit code, not by the severity of its results.
+// Errors and warnings also go to stderr, one line each, because kustomize
 // shows a failed function's stderr but not the results in its output.
-func reportingProcess(rl *fn.ResourceList) (bool, error) {
-	before := len(rl.Results)
-	ok, err := glancekrm.Process(rl)
-	for _, r := range rl.Results[before:] {
+func run(stdin io.Reader, stdout, stderr io.Writer) int {
+	in, err := io.ReadAll(stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: reading stdin: %v\n", glancekrm.Name, err)
+		return 1
+	}
+	var results fn.Results
+	out, err := fn.Run(fn.ResourceListProcessorFunc(func(rl *fn.ResourceList) (bool, error) {
+		before := len(rl.Results)
+		ok, err := glancekrm.Process(rl)
+		results = rl.Results[before:]
+		return ok, err
+	}), in)
+	if out == nil && err != nil {
+		// The input never reached the function (not a ResourceList): answer
+		// with a ResourceList holding one error result, so an orchestrator
+		// that reads results sees why.
+		results = fn.Results{{Severity: fn.Error, Message: fmt.Sprintf("%s: the input is not a ResourceList: %v", glancekrm.Name, err)}}
+		out, _ = (&fn.ResourceList{FunctionConfig: fn.NewEmptyKubeObject(), Results: results}).ToYAML()
+	}
+	for _, r := range results {
 		if r.Severity != fn.Info {
-			fmt.Fprintln(os.Stderr, r.String())
+			fmt.Fprintln(stderr, r.String())
 		}
 	}
-	return ok, err
+	if _, werr := stdout.Write(out); werr != nil {
+		fmt.Fprintf(stderr, "%s: writing stdout: %v\n", glancekrm.Name, werr)
+		return 1
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: failed with the errors above\n", glancekrm.Name)
+		return 1
+	}
+	return 0
 }

@@ -70,6 +70,7 @@ type GlanceBackendSpec struct {
 	// own, and store_description, are refused.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 256)",message="option name must be at most 256 characters"
 	ExtraOptions map[string]OptionValue `json:"extraOptions,omitempty"`
 }
 

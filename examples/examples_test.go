@@ -1,0 +1,273 @@
+// Package examples_test runs every example with the real kustomize binary
+// and the real function binary, as a user would.
+package examples_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+var fnBinary string
+
+// TestMain builds the function where the examples' exec path points
+// (bin/glance-krm-fn), so `go test ./examples/` works on its own.
+func TestMain(m *testing.M) {
+	root, _ := filepath.Abs("..")
+	fnBinary = filepath.Join(root, "bin", "glance-krm-fn")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", fnBinary, "./fn")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the function:", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+func kustomizeBin(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("KUSTOMIZE_BIN")
+	if bin == "" {
+		t.Fatal("KUSTOMIZE_BIN is not set: run the tests through `make test`, which builds the pinned kustomize")
+	}
+	return bin
+}
+
+// build runs `kustomize build` with the flags every doc of ours gives.
+func build(t *testing.T, dir string, flags ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	if flags == nil {
+		flags = []string{"--enable-alpha-plugins", "--enable-exec"}
+	}
+	cmd := exec.Command(kustomizeBin(t), append([]string{"build"}, append(flags, dir)...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	return out.String(), errb.String(), err
+}
+
+func mustBuild(t *testing.T, dir string) []*yaml.RNode {
+	t.Helper()
+	out, stderr, err := build(t, dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v\n%s", dir, err, stderr)
+	}
+	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(out)}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes
+}
+
+func find(t *testing.T, nodes []*yaml.RNode, kind, namePrefix string) *yaml.RNode {
+	t.Helper()
+	var found *yaml.RNode
+	for _, n := range nodes {
+		if n.GetKind() == kind && strings.HasPrefix(n.GetName(), namePrefix) {
+			if found != nil {
+				t.Fatalf("more than one %s %s*", kind, namePrefix)
+			}
+			found = n
+		}
+	}
+	if found == nil {
+		t.Fatalf("no %s %s* in the output", kind, namePrefix)
+	}
+	return found
+}
+
+func str(t *testing.T, n *yaml.RNode, path ...string) string {
+	t.Helper()
+	v, err := n.Pipe(yaml.Lookup(path...))
+	if err != nil || v == nil {
+		t.Fatalf("%s %s has no %v", n.GetKind(), n.GetName(), path)
+	}
+	return v.YNode().Value
+}
+
+// names returns the ConfigMap and Secret the Deployment mounts.
+func names(t *testing.T, nodes []*yaml.RNode) (configMap, secret string) {
+	d := find(t, nodes, "Deployment", "glance")
+	return str(t, d, "spec", "template", "spec", "volumes", "[name=config]", "configMap", "name"),
+		str(t, d, "spec", "template", "spec", "volumes", "[name=backends]", "secret", "secretName")
+}
+
+func TestStandaloneExample(t *testing.T) {
+	nodes := mustBuild(t, "standalone")
+	sec := find(t, nodes, "Secret", "glance-backends-")
+	conf := str(t, sec, "stringData", "backends.conf")
+	for _, want := range []string{"[primary]", "[secondary]", "s3_store_bucket = glance-images\n", "s3_store_bucket = glance-images-2\n"} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("backends.conf lacks %q:\n%s", want, conf)
+		}
+	}
+	if strings.Contains(conf, "default_backend") || strings.Contains(conf, "access_key") {
+		t.Errorf("backends.conf must carry neither the default nor credentials:\n%s", conf)
+	}
+	cm := find(t, nodes, "ConfigMap", "glance-config-")
+	if api := str(t, cm, "data", "glance-api.conf"); !strings.Contains(api, "default_backend = primary\n") {
+		t.Errorf("glance-api.conf lacks default_backend = primary:\n%s", api)
+	}
+
+	cmName, secName := names(t, nodes)
+	if cmName != cm.GetName() || secName != sec.GetName() {
+		t.Errorf("Deployment mounts %s and %s, want %s and %s", cmName, secName, cm.GetName(), sec.GetName())
+	}
+	d := find(t, nodes, "Deployment", "glance")
+	c, err := d.Pipe(yaml.Lookup("spec", "template", "spec", "containers", "[name=glance-api]"))
+	if err != nil || c == nil {
+		t.Fatal("no glance-api container")
+	}
+	for env, ref := range map[string]string{
+		"OS_PRIMARY__S3_STORE_ACCESS_KEY":   "garage-s3-credentials/access-key-id",
+		"OS_PRIMARY__S3_STORE_SECRET_KEY":   "garage-s3-credentials/secret-access-key",
+		"OS_SECONDARY__S3_STORE_ACCESS_KEY": "garage-s3-credentials/access-key-id",
+		"OS_SECONDARY__S3_STORE_SECRET_KEY": "garage-s3-credentials/secret-access-key",
+		"OS_KEYSTONE_AUTHTOKEN__PASSWORD":   "glance-service-user/password",
+		"OS_DATABASE__CONNECTION":           "glance-db/connection",
+	} {
+		name, key, _ := strings.Cut(ref, "/")
+		e, err := c.Pipe(yaml.Lookup("env", "[name="+env+"]", "valueFrom", "secretKeyRef"))
+		if err != nil || e == nil {
+			t.Errorf("no env %s from a secretKeyRef", env)
+			continue
+		}
+		if got := str(t, e, "name") + "/" + str(t, e, "key"); got != name+"/"+key {
+			t.Errorf("env %s from %s, want %s", env, got, ref)
+		}
+	}
+	argv := strings.Join(append(values(t, c, "command"), values(t, c, "args")...), " ")
+	for _, dir := range []string{"--config-dir /etc/glance/glance.conf.d/", "--config-dir /etc/glance/backends.conf.d/"} {
+		if !strings.Contains(argv, dir) {
+			t.Errorf("glance-api argv %q lacks %q", argv, dir)
+		}
+	}
+}
+
+func values(t *testing.T, n *yaml.RNode, field string) []string {
+	t.Helper()
+	f := n.Field(field)
+	if f == nil {
+		return nil
+	}
+	elems, err := f.Value.Elements()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range elems {
+		out = append(out, e.YNode().Value)
+	}
+	return out
+}
+
+func TestTwoDefaultsExampleFailsTheBuild(t *testing.T) {
+	out, stderr, err := build(t, "standalone-two-defaults")
+	if err == nil {
+		t.Fatalf("kustomize build succeeded with two defaults:\n%s", out)
+	}
+	for _, want := range []string{"NoDefaultBackend", `"primary", "secondary"`, "exactly one default store is allowed", "Glance/openstack/glance"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if out != "" {
+		t.Errorf("a failed build printed manifests:\n%s", out)
+	}
+}
+
+// copyExample copies an example into a temporary directory, pointing its
+// exec path at the built binary, so a test can edit it.
+func copyExample(t *testing.T, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	entries, err := os.ReadDir(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(name, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = bytes.ReplaceAll(b, []byte("../../bin/glance-krm-fn"), []byte(fnBinary))
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func edit(t *testing.T, file, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(old)) {
+		t.Fatalf("%s lacks %q", file, old)
+	}
+	if err := os.WriteFile(file, bytes.Replace(b, []byte(old), []byte(new), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDefaultFlipChangesOnlyTheConfigMap is the contract's invariant: the
+// default lives in glance-api.conf, so flipping it renames the ConfigMap
+// and leaves the backends Secret's name alone. Adding a backend renames
+// both.
+func TestDefaultFlipChangesOnlyTheConfigMap(t *testing.T) {
+	dir := copyExample(t, "standalone")
+	cm1, sec1 := names(t, mustBuild(t, dir))
+
+	backends := filepath.Join(dir, "backends.yaml")
+	edit(t, backends, "isDefault: true", "isDefault: false")
+	edit(t, backends, "isDefault: false\n  s3:\n    host: http://garage.shared-services.svc.cluster.local:3900\n    bucket: glance-images-2",
+		"isDefault: true\n  s3:\n    host: http://garage.shared-services.svc.cluster.local:3900\n    bucket: glance-images-2")
+	nodes := mustBuild(t, dir)
+	cm2, sec2 := names(t, nodes)
+	if cm2 == cm1 {
+		t.Errorf("ConfigMap name unchanged (%s) after a default flip", cm1)
+	}
+	if sec2 != sec1 {
+		t.Errorf("Secret name changed %s -> %s after a default flip", sec1, sec2)
+	}
+	if api := str(t, find(t, nodes, "ConfigMap", "glance-config-"), "data", "glance-api.conf"); !strings.Contains(api, "default_backend = secondary\n") {
+		t.Errorf("after the flip glance-api.conf says:\n%s", api)
+	}
+
+	b, err := os.ReadFile(backends)
+	if err != nil {
+		t.Fatal(err)
+	}
+	third := strings.ReplaceAll(strings.SplitN(string(b), "---\n", 2)[1], "name: secondary", "name: tertiary")
+	third = strings.ReplaceAll(third, "isDefault: true", "isDefault: false")
+	if err := os.WriteFile(backends, append(b, []byte("---\n"+third)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cm3, sec3 := names(t, mustBuild(t, dir))
+	if cm3 == cm2 || sec3 == sec2 {
+		t.Errorf("adding a backend must rename both: ConfigMap %s -> %s, Secret %s -> %s", cm2, cm3, sec2, sec3)
+	}
+}
+
+// TestWithoutEnableExecKustomizeSkipsSilently pins the trap the README
+// warns about: with --enable-alpha-plugins alone, kustomize v5 skips an
+// exec function, exits 0 and prints the unrendered input.
+func TestWithoutEnableExecKustomizeSkipsSilently(t *testing.T) {
+	out, _, err := build(t, "standalone", "--enable-alpha-plugins")
+	if err != nil {
+		t.Fatalf("this kustomize refuses instead of skipping (%v): the trap is gone, update the README", err)
+	}
+	if strings.Contains(out, "glance-backends-") {
+		t.Fatal("kustomize ran the exec function without --enable-exec: update the README's warning")
+	}
+}
