@@ -7,16 +7,19 @@ CACHE            ?= $(HOME)/.cache/glance-krm
 TOOLBIN          := $(CACHE)/bin
 KUSTOMIZE_VERSION      ?= v5.8.2
 CONTROLLER_GEN_VERSION ?= v0.23.0
+VERSITYGW_VERSION      ?= v1.8.0
 KUSTOMIZE        := $(TOOLBIN)/kustomize-$(KUSTOMIZE_VERSION)
 CONTROLLER_GEN   := $(TOOLBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
+VERSITYGW        := $(TOOLBIN)/versitygw-$(VERSITYGW_VERSION)
 FN_BIN           := $(CURDIR)/bin/glance-krm-fn
 GO_TEST_FLAGS    ?= -count=1
 
 export GLANCE_KRM_FN    := $(FN_BIN)
 export KUSTOMIZE_BIN    := $(KUSTOMIZE)
 export CONTROLLER_GEN_BIN := $(CONTROLLER_GEN)
+export VERSITYGW_BIN    := $(VERSITYGW)
 
-.PHONY: all build example test unit generate tools deps-python clean
+.PHONY: all build example test unit e2e-glance generate tools deps-python deps-glance clean
 
 all: build
 
@@ -34,9 +37,17 @@ generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) crd paths=./krm/... output:crd:artifacts:config=krm/crds
 
 ## test: the whole suite, with every real peer it needs
-test: build tools deps-python
+test: unit e2e-glance
+
+## unit: Go tests with real kustomize, controller-gen and oslo.config
+unit: build tools deps-python
 	go vet ./...
+	go vet -tags e2e_glance ./test/e2e/glance/
 	go test $(GO_TEST_FLAGS) ./...
+
+## e2e-glance: Debian's glance-api on the rendered config, against a real S3 server
+e2e-glance: build $(KUSTOMIZE) $(VERSITYGW) deps-glance
+	go test $(GO_TEST_FLAGS) -tags e2e_glance -v -timeout 20m ./test/e2e/glance/
 
 tools: $(KUSTOMIZE) $(CONTROLLER_GEN)
 
@@ -49,6 +60,15 @@ $(CONTROLLER_GEN):
 	mkdir -p $(TOOLBIN)
 	GOBIN=$(CACHE)/tmp-controller-gen go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(CACHE)/tmp-controller-gen/controller-gen $@
+
+$(VERSITYGW):
+	mkdir -p $(TOOLBIN)
+	GOBIN=$(CACHE)/tmp-versitygw go install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+	mv $(CACHE)/tmp-versitygw/versitygw $@
+
+## deps-glance: Debian's glance-api and S3 driver, installed once, never started
+deps-glance:
+	bash test/e2e/glance/install-glance.sh
 
 ## deps-python: Debian's oslo.config, the parser glance-api reads its files with
 deps-python:

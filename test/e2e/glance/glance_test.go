@@ -1,0 +1,366 @@
+//go:build e2e_glance
+
+// Package glance_test proves the rendered configuration on a real Glance:
+// Debian's glance-api 25.1.0 with glance_store 4.1.0, against a real S3
+// server (versitygw), configured only by what `kustomize build` with
+// glance-krm renders from examples/local-s3. Run it with `make e2e-glance`.
+package glance_test
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gopkg.in/ini.v1"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	fmt.Printf("%d passed, %d failed\n", tally.passed, tally.failed)
+	if tally.failed > 0 && code == 0 {
+		code = 1
+	}
+	os.Exit(code)
+}
+
+const example = "../../../examples/local-s3"
+
+// copyExample copies the example so the test can point it at its own S3
+// port and flip its default, with the exec path made absolute.
+func copyExample(t *testing.T, s3Endpoint string) string {
+	t.Helper()
+	fnBin := mustEnv(t, "GLANCE_KRM_FN", "run through `make e2e-glance`, which builds the function")
+	dir := t.TempDir()
+	entries, err := os.ReadDir(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(example, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = bytes.ReplaceAll(b, []byte("../../bin/glance-krm-fn"), []byte(fnBin))
+		b = bytes.ReplaceAll(b, []byte("127.0.0.1:7070"), []byte(s3Endpoint))
+		write(t, filepath.Join(dir, e.Name()), string(b))
+	}
+	return dir
+}
+
+func TestGlanceMultiStore(t *testing.T) {
+	secrets := readObjects(t, filepath.Join(example, "test-credentials.yaml"))
+	creds := secretValue(t, secrets, "primary-s3-credentials")
+	s3 := startS3(t, creds["access-key-id"], creds["secret-access-key"], "glance-images", "glance-images-2")
+	dir := copyExample(t, s3.endpoint)
+	root := t.TempDir()
+
+	var r rendering
+	if !check(t, "render examples/local-s3 with kustomize and glance-krm", func(t *testing.T) {
+		r = render(t, dir, filepath.Join(root, "v1"))
+	}) {
+		t.FailNow()
+	}
+
+	optData := glanceOptData(t, r, root)
+	check(t, "oslo-config-validator accepts the rendered glance-api.conf", func(t *testing.T) {
+		if out, err := validate(optData, r.apiConf); err != nil {
+			t.Errorf("%v\n%s", err, out)
+		}
+	})
+	check(t, "oslo-config-validator accepts the rendered backends.conf", func(t *testing.T) {
+		if out, err := validate(optData, r.backends); err != nil {
+			t.Errorf("%v\n%s", err, out)
+		}
+	})
+	check(t, "oslo-config-validator rejects a misspelt store option", func(t *testing.T) {
+		b, _ := os.ReadFile(r.backends)
+		bad := write(t, filepath.Join(root, "misspelt", "backends.conf"),
+			strings.Replace(string(b), "s3_store_bucket =", "s3_store_bukket =", 1))
+		out, err := validate(optData, bad)
+		if err == nil || !strings.Contains(out, "s3_store_bukket") {
+			t.Errorf("the validator did not refuse s3_store_bukket (err %v):\n%s", err, out)
+		}
+	})
+
+	env := kubeletEnv(t, r.container, secrets)
+	var g *glanceAPI
+	if !check(t, "glance-api starts on the rendered files", func(t *testing.T) {
+		g = startGlance(t, filepath.Join(root, "v1"), r, env)
+	}) {
+		t.FailNow()
+	}
+	t.Cleanup(g.stop)
+	check(t, "GET /v2/info/stores lists every store with exactly the default flagged", func(t *testing.T) {
+		want := map[string]string{"primary": "true", "secondary": ""}
+		if diff := cmp.Diff(want, stores(t, g)); diff != "" {
+			t.Errorf("stores (-want +got):\n%s", diff)
+		}
+	})
+	nonDefault, withDefault := randomBytes(t, 300_000), randomBytes(t, 200_000)
+	var idNonDefault, idDefault string
+	check(t, "an upload with X-Image-Meta-Store: secondary lands in the secondary bucket", func(t *testing.T) {
+		idNonDefault = upload(t, g, nonDefault, "secondary", http.StatusNoContent)
+		if !s3.has(t, "glance-images-2", idNonDefault) || s3.has(t, "glance-images", idNonDefault) {
+			t.Errorf("image %s is not in glance-images-2 alone", idNonDefault)
+		}
+	})
+	check(t, "an upload with no store header lands in the default store's bucket", func(t *testing.T) {
+		idDefault = upload(t, g, withDefault, "", http.StatusNoContent)
+		if !s3.has(t, "glance-images", idDefault) || s3.has(t, "glance-images-2", idDefault) {
+			t.Errorf("image %s is not in glance-images alone", idDefault)
+		}
+	})
+	check(t, "both images download back byte-identical", func(t *testing.T) {
+		for id, want := range map[string][]byte{idNonDefault: nonDefault, idDefault: withDefault} {
+			if got := download(t, g, id); !bytes.Equal(got, want) {
+				t.Errorf("image %s: downloaded %d bytes that differ from the %d uploaded", id, len(got), len(want))
+			}
+		}
+	})
+	g.stop()
+
+	// Flip the default in the kustomization and render again.
+	backends := filepath.Join(dir, "backends.yaml")
+	b, err := os.ReadFile(backends)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := strings.NewReplacer("isDefault: true", "isDefault: false", "isDefault: false", "isDefault: true").Replace(string(b))
+	write(t, backends, flipped)
+	var r2 rendering
+	if !check(t, "render again after flipping isDefault to secondary", func(t *testing.T) {
+		r2 = render(t, dir, filepath.Join(root, "v2"))
+	}) {
+		t.FailNow()
+	}
+	check(t, "the default flip leaves the backends Secret's name unchanged", func(t *testing.T) {
+		if r2.secret != r.secret {
+			t.Errorf("Secret %s became %s", r.secret, r2.secret)
+		}
+	})
+	check(t, "the default flip renames the config ConfigMap", func(t *testing.T) {
+		if r2.configMap == r.configMap {
+			t.Errorf("ConfigMap still %s", r.configMap)
+		}
+	})
+	check(t, "after the flip an upload with no store header lands in the new default's bucket", func(t *testing.T) {
+		g2 := startGlance(t, filepath.Join(root, "v2"), r2, kubeletEnv(t, r2.container, secrets))
+		defer g2.stop()
+		id := upload(t, g2, randomBytes(t, 1000), "", http.StatusNoContent)
+		if !s3.has(t, "glance-images-2", id) {
+			t.Errorf("image %s is not in glance-images-2", id)
+		}
+	})
+
+	// One store's credentials Secret absent: its optional env vars resolve
+	// to nothing, as the kubelet does with optional: true.
+	var healthy []*yaml.RNode
+	for _, s := range secrets {
+		if s.GetName() != "secondary-s3-credentials" {
+			healthy = append(healthy, s)
+		}
+	}
+	write(t, backends, string(b)) // primary is the default again
+	var g3 *glanceAPI
+	if !check(t, "glance-api starts with the secondary store's credentials Secret absent", func(t *testing.T) {
+		r3 := render(t, dir, filepath.Join(root, "v3"))
+		g3 = startGlance(t, filepath.Join(root, "v3"), r3, kubeletEnv(t, r3.container, healthy))
+	}) {
+		t.FailNow()
+	}
+	t.Cleanup(g3.stop)
+	check(t, "the healthy store still accepts uploads", func(t *testing.T) {
+		id := upload(t, g3, randomBytes(t, 1000), "primary", http.StatusNoContent)
+		if !s3.has(t, "glance-images", id) {
+			t.Errorf("image %s is not in glance-images", id)
+		}
+	})
+	check(t, "the store without credentials refuses uploads", func(t *testing.T) {
+		// glance_store disables a store without keys; Glance answers 410.
+		id, status := tryUpload(t, g3, randomBytes(t, 1000), "secondary")
+		if status != http.StatusGone {
+			t.Errorf("upload to the store without credentials answered %d, want 410", status)
+		}
+		if s3.has(t, "glance-images-2", id) {
+			t.Errorf("image %s reached glance-images-2 without credentials", id)
+		}
+	})
+}
+
+func secretValue(t *testing.T, secrets []*yaml.RNode, name string) map[string]string {
+	t.Helper()
+	for _, s := range secrets {
+		if s.GetName() == name {
+			m := map[string]string{}
+			_ = lookup(t, s, "stringData").VisitFields(func(f *yaml.MapNode) error {
+				m[f.Key.YNode().Value] = f.Value.YNode().Value
+				return nil
+			})
+			return m
+		}
+	}
+	t.Fatalf("no Secret %s", name)
+	return nil
+}
+
+func randomBytes(t *testing.T, n int) []byte {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func stores(t *testing.T, g *glanceAPI) map[string]string {
+	t.Helper()
+	resp, err := http.Get(g.url + "/v2/info/stores")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Stores []struct {
+			ID      string `json:"id"`
+			Default string `json:"default"`
+		} `json:"stores"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, s := range body.Stores {
+		out[s.ID] = s.Default
+	}
+	return out
+}
+
+func do(t *testing.T, req *http.Request) (int, []byte) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// tryUpload creates an image and uploads data to it, naming a store when
+// store is not empty; it returns the image id and the upload's status.
+func tryUpload(t *testing.T, g *glanceAPI, data []byte, store string) (string, int) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, g.url+"/v2/images",
+		strings.NewReader(`{"name": "e2e", "disk_format": "raw", "container_format": "bare"}`))
+	req.Header.Set("Content-Type", "application/json")
+	status, body := do(t, req)
+	if status != http.StatusCreated {
+		t.Fatalf("creating an image: %d %s", status, body)
+	}
+	var img struct{ ID string }
+	if err := json.Unmarshal(body, &img); err != nil {
+		t.Fatal(err)
+	}
+	req, _ = http.NewRequest(http.MethodPut, g.url+"/v2/images/"+img.ID+"/file", bytes.NewReader(data))
+	req.Header.Set("Content-Type", "application/octet-stream")
+	if store != "" {
+		req.Header.Set("X-Image-Meta-Store", store)
+	}
+	status, body = do(t, req)
+	if status >= 400 {
+		t.Logf("upload to %q: %d %s", store, status, bytes.TrimSpace(body))
+	}
+	return img.ID, status
+}
+
+func upload(t *testing.T, g *glanceAPI, data []byte, store string, want int) string {
+	t.Helper()
+	id, status := tryUpload(t, g, data, store)
+	if status != want {
+		t.Fatalf("upload to %q answered %d, want %d\n%s", store, status, want, g.tail())
+	}
+	return id
+}
+
+func download(t *testing.T, g *glanceAPI, id string) []byte {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, g.url+"/v2/images/"+id+"/file", nil)
+	status, body := do(t, req)
+	if status != http.StatusOK {
+		t.Fatalf("downloading %s: %d", id, status)
+	}
+	return body
+}
+
+// glanceOptData is Glance's option schema as oslo-config-generator prints
+// it, plus the groups Glance registers at run time: each rendered store
+// section is a glance.store.s3.store group (with store_description, which
+// glance_store adds to every store), and the reserved staging and tasks
+// stores are filesystem stores.
+func glanceOptData(t *testing.T, r rendering, root string) string {
+	t.Helper()
+	args := []string{"--format", "yaml"}
+	for _, ns := range []string{"glance.api", "glance.store", "glance.multi_store", "oslo.log", "oslo.db",
+		"oslo.concurrency", "oslo.policy", "oslo.middleware", "keystonemiddleware.auth_token"} {
+		args = append(args, "--namespace", ns)
+	}
+	out, err := exec.Command("oslo-config-generator", args...).Output()
+	if err != nil {
+		t.Fatalf("oslo-config-generator: %v", err)
+	}
+	var data map[string]any
+	if err := sigsyaml.Unmarshal(out, &data); err != nil {
+		t.Fatal(err)
+	}
+	groups := data["options"].(map[string]any)
+	copyGroup := func(from string) map[string]any {
+		var g map[string]any
+		b, _ := json.Marshal(groups[from])
+		_ = json.Unmarshal(b, &g)
+		if g == nil {
+			t.Fatalf("oslo-config-generator printed no %s group", from)
+		}
+		return g
+	}
+	backends, err := ini.Load(r.backends)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, section := range backends.SectionStrings() {
+		if section == ini.DefaultSection {
+			continue
+		}
+		g := copyGroup("glance.store.s3.store")
+		opts := g["opts"].([]any)
+		desc := map[string]any{}
+		for k, v := range opts[0].(map[string]any) {
+			desc[k] = v
+		}
+		desc["name"], desc["dest"], desc["help"] = "store_description", "store_description", "Store description."
+		g["opts"] = append(opts, desc)
+		groups[section] = g
+	}
+	for _, reserved := range []string{"os_glance_staging_store", "os_glance_tasks_store"} {
+		groups[reserved] = copyGroup("file")
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return write(t, filepath.Join(root, "opt-data.json"), string(b))
+}
+
+func validate(optData, file string) (string, error) {
+	out, err := exec.Command("oslo-config-validator", "--opt-data", optData, "--input-file", file).CombinedOutput()
+	return string(out), err
+}

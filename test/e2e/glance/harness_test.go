@@ -1,0 +1,363 @@
+//go:build e2e_glance
+
+package glance_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// tally counts the named checks, so the run can end with the plain
+// "N passed, M failed" line.
+var tally struct{ passed, failed int }
+
+// check runs one named assertion as a subtest and counts it.
+func check(t *testing.T, name string, f func(t *testing.T)) bool {
+	ok := t.Run(name, f)
+	if ok {
+		tally.passed++
+	} else {
+		tally.failed++
+	}
+	return ok
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func mustEnv(t *testing.T, name, hint string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		t.Fatalf("%s is not set: %s", name, hint)
+	}
+	return v
+}
+
+// s3Server is versitygw with its posix backend on a temporary folder.
+type s3Server struct {
+	endpoint string
+	client   *minio.Client
+}
+
+func startS3(t *testing.T, accessKey, secretKey string, buckets ...string) *s3Server {
+	t.Helper()
+	bin := mustEnv(t, "VERSITYGW_BIN", "run through `make e2e-glance`, which builds versitygw once into the cache")
+	root := t.TempDir()
+	port := freePort(t)
+	endpoint := fmt.Sprintf("127.0.0.1:%d", port)
+	cmd := exec.Command(bin, "--access", accessKey, "--secret", secretKey, "--region", "us-east-1",
+		"--port", endpoint, "--quiet", "posix", root)
+	log, err := os.Create(filepath.Join(t.TempDir(), "versitygw.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+
+	client, err := minio.New(endpoint, &minio.Options{
+		Creds: credentials.NewStaticV4(accessKey, secretKey, ""), Region: "us-east-1",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, b := range buckets {
+		for {
+			err := client.MakeBucket(ctx, b, minio.MakeBucketOptions{Region: "us-east-1"})
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("versitygw on %s: creating bucket %s: %v", endpoint, b, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	return &s3Server{endpoint: endpoint, client: client}
+}
+
+func (s *s3Server) has(t *testing.T, bucket, key string) bool {
+	t.Helper()
+	for obj := range s.client.ListObjects(context.Background(), bucket, minio.ListObjectsOptions{}) {
+		if obj.Err != nil {
+			t.Fatalf("listing %s: %v", bucket, obj.Err)
+		}
+		if obj.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// build is the real kustomize with the real function on a directory.
+func build(t *testing.T, dir string) []*yaml.RNode {
+	t.Helper()
+	bin := mustEnv(t, "KUSTOMIZE_BIN", "run through `make e2e-glance`")
+	cmd := exec.Command(bin, "build", "--enable-alpha-plugins", "--enable-exec", dir)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kustomize build: %v\n%s", err, stderr.String())
+	}
+	nodes, err := (&kio.ByteReader{Reader: &out}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes
+}
+
+func readObjects(t *testing.T, file string) []*yaml.RNode {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(b)}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes
+}
+
+func lookup(t *testing.T, n *yaml.RNode, path ...string) *yaml.RNode {
+	t.Helper()
+	v, err := n.Pipe(yaml.Lookup(path...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func value(t *testing.T, n *yaml.RNode, path ...string) string {
+	t.Helper()
+	if v := lookup(t, n, path...); v != nil {
+		return v.YNode().Value
+	}
+	return ""
+}
+
+// rendering is what one build produced, laid out as the Deployment mounts it.
+type rendering struct {
+	configMap, secret string
+	apiConf, backends string // the files, each in its mounted directory
+	container         *yaml.RNode
+}
+
+// render builds the example and writes glance-api.conf and backends.conf
+// where the Deployment's volumes would put them, exactly as rendered.
+func render(t *testing.T, example, root string) rendering {
+	t.Helper()
+	var r rendering
+	var deployment *yaml.RNode
+	for _, n := range build(t, example) {
+		switch component := n.GetLabels()[v1alpha1.LabelComponent]; {
+		case n.GetKind() == "ConfigMap" && component == v1alpha1.ComponentConfig:
+			r.configMap = n.GetName()
+			r.apiConf = write(t, filepath.Join(root, "glance.conf.d", v1alpha1.KeyGlanceAPIConf), value(t, n, "data", v1alpha1.KeyGlanceAPIConf))
+		case n.GetKind() == "Secret" && component == v1alpha1.ComponentBackends:
+			r.secret = n.GetName()
+			r.backends = write(t, filepath.Join(root, "backends.conf.d", v1alpha1.KeyBackendsConf), value(t, n, "stringData", v1alpha1.KeyBackendsConf))
+		case n.GetKind() == "Deployment":
+			deployment = n
+		}
+	}
+	if r.configMap == "" || r.secret == "" || deployment == nil {
+		t.Fatalf("the build lacks the ConfigMap, the Secret or the Deployment: %+v", r)
+	}
+	pod := []string{"spec", "template", "spec"}
+	mountsCM := value(t, deployment, append(pod, "volumes", "[name=config]", "configMap", "name")...)
+	mountsSecret := value(t, deployment, append(pod, "volumes", "[name=backends]", "secret", "secretName")...)
+	if mountsCM != r.configMap || mountsSecret != r.secret {
+		t.Fatalf("the Deployment mounts %s and %s, the build rendered %s and %s", mountsCM, mountsSecret, r.configMap, r.secret)
+	}
+	r.container = lookup(t, deployment, append(pod, "containers", "[name=glance-api]")...)
+	return r
+}
+
+func write(t *testing.T, path, content string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// kubeletEnv resolves the container's environment the way the kubelet
+// does: literal values as they are, secretKeyRefs from the Secrets the
+// cluster holds; a missing optional reference leaves the variable unset, a
+// missing required one keeps the pod from starting.
+func kubeletEnv(t *testing.T, c *yaml.RNode, secrets []*yaml.RNode) []string {
+	t.Helper()
+	data := map[string]map[string]string{}
+	for _, s := range secrets {
+		m := map[string]string{}
+		for k, v := range s.GetDataMap() {
+			b, err := base64.StdEncoding.DecodeString(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m[k] = string(b)
+		}
+		if sd := lookup(t, s, "stringData"); sd != nil {
+			_ = sd.VisitFields(func(f *yaml.MapNode) error {
+				m[f.Key.YNode().Value] = f.Value.YNode().Value
+				return nil
+			})
+		}
+		data[s.GetName()] = m
+	}
+	var env []string
+	elems, err := lookup(t, c, "env").Elements()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range elems {
+		name := value(t, e, "name")
+		if ref := lookup(t, e, "valueFrom", "secretKeyRef"); ref != nil {
+			v, ok := data[value(t, ref, "name")][value(t, ref, "key")]
+			switch {
+			case ok:
+				env = append(env, name+"="+v)
+			case value(t, ref, "optional") == "true":
+			default:
+				t.Fatalf("env %s: Secret %s key %s is missing and not optional: the kubelet would not start the pod",
+					name, value(t, ref, "name"), value(t, ref, "key"))
+			}
+			continue
+		}
+		env = append(env, name+"="+value(t, e, "value"))
+	}
+	return env
+}
+
+// glanceAPI is a running Debian glance-api.
+type glanceAPI struct {
+	url    string
+	cmd    *exec.Cmd
+	log    string
+	exited chan struct{} // closed when the process has been waited for
+}
+
+// startGlance runs glance-api, which outlives the calling (sub)test: the
+// caller stops it. It runs on the rendered files, unmodified, plus one
+// file of test-only overrides in a third config dir (loopback bind, no
+// keystone, local staging folders); the database comes from the
+// environment like everything secret.
+func startGlance(t *testing.T, root string, r rendering, env []string) *glanceAPI {
+	t.Helper()
+	port := freePort(t)
+	overrides := write(t, filepath.Join(root, "test-overrides.d", "test-overrides.conf"), fmt.Sprintf(`# Test only: what needs a cluster.
+[DEFAULT]
+bind_host = 127.0.0.1
+bind_port = %d
+workers = 1
+
+[paste_deploy]
+# Unset flavor selects the unauthenticated pipeline: no keystone here.
+flavor =
+config_file = /etc/glance/glance-api-paste.ini
+
+[os_glance_staging_store]
+filesystem_store_datadir = %s/staging/
+
+[os_glance_tasks_store]
+filesystem_store_datadir = %s/tasks/
+`, port, root, root))
+	args := []string{"--config-file", r.apiConf, "--config-dir", filepath.Dir(r.backends), "--config-dir", filepath.Dir(overrides)}
+
+	sync := exec.Command("glance-manage", append(args, "db_sync")...)
+	sync.Dir, sync.Env = root, append(os.Environ(), env...)
+	if out, err := sync.CombinedOutput(); err != nil {
+		t.Fatalf("glance-manage db_sync: %v\n%s", err, out)
+	}
+
+	g := &glanceAPI{url: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(root, fmt.Sprintf("glance-api-%d.log", port))}
+	log, err := os.Create(g.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.cmd = exec.Command("glance-api", args...)
+	g.cmd.Dir, g.cmd.Env, g.cmd.Stdout, g.cmd.Stderr = root, append(os.Environ(), env...), log, log
+	// Its own session: glance-api signals its whole process group.
+	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := g.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g.exited = make(chan struct{})
+	go func() { _ = g.cmd.Wait(); close(g.exited) }()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		resp, err := http.Get(g.url + "/v2/info/stores")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return g
+			}
+		}
+		select {
+		case <-g.exited:
+			t.Fatalf("glance-api exited: %v\n%s", g.cmd.ProcessState, g.tail())
+		case <-time.After(500 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			g.stop()
+			t.Fatalf("glance-api did not become ready in 90 s: %v\n%s", err, g.tail())
+		}
+	}
+}
+
+// stop signals glance-api by its pid (it passes the signal to its process
+// group), waits, and then clears any worker that outlived it.
+func (g *glanceAPI) stop() {
+	select {
+	case <-g.exited:
+	default:
+		_ = g.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-g.exited:
+		case <-time.After(20 * time.Second):
+			_ = g.cmd.Process.Kill()
+			<-g.exited
+		}
+	}
+	_ = syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+func (g *glanceAPI) tail() string {
+	b, _ := os.ReadFile(g.log)
+	lines := strings.Split(string(b), "\n")
+	return strings.Join(lines[max(0, len(lines)-30):], "\n")
+}
