@@ -39,11 +39,12 @@ generate: $(CONTROLLER_GEN)
 ## test: the whole suite, with every real peer it needs
 test: unit e2e-glance
 
-## unit: Go tests with real kustomize, controller-gen and oslo.config
+## unit: Go tests with real kustomize, controller-gen, oslo.config and a
+## real kube-apiserver + etcd (hack/envtest-assets.sh says where it got them)
 unit: build tools deps-python
 	go vet ./...
 	go vet -tags e2e_glance ./test/e2e/glance/
-	go test $(GO_TEST_FLAGS) ./...
+	KUBEBUILDER_ASSETS="$$(CACHE=$(CACHE) bash hack/envtest-assets.sh)" go test $(GO_TEST_FLAGS) ./...
 
 ## e2e-glance: Debian's glance-api on the rendered config, against a real S3 server
 e2e-glance: build $(KUSTOMIZE) $(VERSITYGW) deps-glance

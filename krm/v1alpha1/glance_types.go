@@ -15,6 +15,7 @@ import (
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=='BackendsReady')].reason`
 // +kubebuilder:printcolumn:name="Release",type=string,JSONPath=`.spec.openStackRelease`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule=`size(self.metadata.name) <= 63`,message=`must be no more than 63 characters: it is the value of the glance.openstack.c5c3.io/glance label on the objects rendered for this Glance`
 type Glance struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -66,6 +67,22 @@ type GlanceSpec struct {
 	// field are refused and name the field that owns them.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule=`self.all(s, !s.contains('\n') && !s.contains('\r'))`,message=`section must not contain a newline or carriage return (INI injection guard)`
+	// +kubebuilder:validation:XValidation:rule="self.all(s, size(s) <= 256)",message="section must be at most 256 characters"
+	// +kubebuilder:validation:XValidation:rule=`self.all(s, s.matches('^[A-Za-z0-9_.-]+$'))`,message=`section name must match ^[A-Za-z0-9_.-]+$`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s == 'DEFAULT' && 'enabled_backends' in self[s])`,message=`option "enabled_backends" in section [DEFAULT] is owned by the GlanceBackends attached to this Glance (their spec.glanceRef)`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'glance_store' && 'default_backend' in self[s])`,message=`option "default_backend" in section [glance_store] is owned by the GlanceBackend marked spec.isDefault`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'auth_type' in self[s])`,message=`option "auth_type" in section [keystone_authtoken] is owned by spec.serviceUser (always password)`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'auth_url' in self[s])`,message=`option "auth_url" in section [keystone_authtoken] is owned by spec.keystoneEndpoint`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'www_authenticate_uri' in self[s])`,message=`option "www_authenticate_uri" in section [keystone_authtoken] is owned by spec.keystonePublicEndpoint`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'username' in self[s])`,message=`option "username" in section [keystone_authtoken] is owned by spec.serviceUser.username`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'project_name' in self[s])`,message=`option "project_name" in section [keystone_authtoken] is owned by spec.serviceUser.projectName`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'user_domain_name' in self[s])`,message=`option "user_domain_name" in section [keystone_authtoken] is owned by spec.serviceUser.userDomainName`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'project_domain_name' in self[s])`,message=`option "project_domain_name" in section [keystone_authtoken] is owned by spec.serviceUser.projectDomainName`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'password' in self[s])`,message=`option "password" in section [keystone_authtoken] is owned by spec.serviceUser.secretRef`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'region_name' in self[s])`,message=`option "region_name" in section [keystone_authtoken] is owned by spec.region`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'memcached_servers' in self[s])`,message=`option "memcached_servers" in section [keystone_authtoken] is owned by spec.cache.servers`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'database' && 'connection' in self[s])`,message=`option "connection" in section [database] is owned by spec.database.secretRef`
 	ExtraConfig map[string]ConfigSection `json:"extraConfig,omitempty"`
 
 	// TargetClusterRef names the registered cluster the Glance runs on, when
@@ -76,6 +93,10 @@ type GlanceSpec struct {
 
 // ConfigSection is one glance-api.conf section: option -> value.
 // +kubebuilder:validation:MaxProperties=64
+// +kubebuilder:validation:XValidation:rule=`self.all(k, !k.contains('\n') && !k.contains('\r'))`,message=`option name must not contain a newline or carriage return (INI injection guard)`
+// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 256)",message="option name must be at most 256 characters"
+// +kubebuilder:validation:XValidation:rule=`self.all(k, k.matches('^[A-Za-z0-9_.-]+$'))`,message=`option name must match ^[A-Za-z0-9_.-]+$`
+// +kubebuilder:validation:XValidation:rule=`self.all(k, !self[k].contains('\n') && !self[k].contains('\r'))`,message=`value must not contain a newline or carriage return (INI injection guard)`
 type ConfigSection map[string]OptionValue
 
 // ImageSpec is a container image: a repository and exactly one of tag or

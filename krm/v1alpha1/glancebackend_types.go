@@ -30,6 +30,8 @@ type OptionValue string
 // +kubebuilder:printcolumn:name="Default",type=boolean,JSONPath=`.spec.isDefault`
 // +kubebuilder:printcolumn:name="Glance",type=string,JSONPath=`.spec.glanceRef.name`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule=`!(self.metadata.name.lowerAscii() in ['default', 'database', 'keystone_authtoken', 'glance_store', 'paste_deploy', 'oslo_policy', 'os_glance_staging_store', 'os_glance_tasks_store'])`,message=`reserved or operator-managed Glance store section: the name becomes the [<name>] config section and must not be default, database, keystone_authtoken, glance_store, paste_deploy, oslo_policy, os_glance_staging_store or os_glance_tasks_store`
+// +kubebuilder:validation:XValidation:rule=`!self.metadata.name.lowerAscii().startsWith('os_glance_') && !self.metadata.name.lowerAscii().startsWith('os-glance-')`,message=`name uses the reserved os_glance_ / os-glance- prefix (Glance owns it for its staging and tasks stores)`
 type GlanceBackend struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -71,6 +73,18 @@ type GlanceBackendSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 256)",message="option name must be at most 256 characters"
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, k.matches('^[A-Za-z0-9_]+$'))`,message=`option name must match ^[A-Za-z0-9_]+$ (letters, digits, underscore)`
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, !self[k].contains('\n') && !self[k].contains('\r'))`,message=`value must not contain a newline or carriage return (INI injection guard)`
+	// +kubebuilder:validation:XValidation:rule=`!('s3_store_access_key' in self)`,message=`option "s3_store_access_key" is owned by spec.s3.credentialsSecretRef`
+	// +kubebuilder:validation:XValidation:rule=`!('s3_store_bucket' in self)`,message=`option "s3_store_bucket" is owned by spec.s3.bucket`
+	// +kubebuilder:validation:XValidation:rule=`!('s3_store_bucket_url_format' in self)`,message=`option "s3_store_bucket_url_format" is owned by spec.s3.bucketURLFormat`
+	// +kubebuilder:validation:XValidation:rule=`!('s3_store_create_bucket_on_put' in self)`,message=`option "s3_store_create_bucket_on_put" is owned by spec.s3.createBucketOnPut`
+	// +kubebuilder:validation:XValidation:rule=`!('s3_store_host' in self)`,message=`option "s3_store_host" is owned by spec.s3.host`
+	// +kubebuilder:validation:XValidation:rule=`!('s3_store_large_object_chunk_size' in self)`,message=`option "s3_store_large_object_chunk_size" is owned by spec.s3.largeObjectChunkSize`
+	// +kubebuilder:validation:XValidation:rule=`!('s3_store_large_object_size' in self)`,message=`option "s3_store_large_object_size" is owned by spec.s3.largeObjectSize`
+	// +kubebuilder:validation:XValidation:rule=`!('s3_store_region_name' in self)`,message=`option "s3_store_region_name" is owned by spec.s3.region`
+	// +kubebuilder:validation:XValidation:rule=`!('s3_store_secret_key' in self)`,message=`option "s3_store_secret_key" is owned by spec.s3.credentialsSecretRef`
+	// +kubebuilder:validation:XValidation:rule=`!('store_description' in self)`,message=`option "store_description" is owned by glance-krm (operator-owned; it names the GlanceBackend and its bucket)`
 	ExtraOptions map[string]OptionValue `json:"extraOptions,omitempty"`
 }
 

@@ -37,16 +37,15 @@ var GlanceOwnedOptions = map[ConfigOption]string{
 // ConfigOption is one option of one section.
 type ConfigOption struct{ Section, Key string }
 
-// Normalize folds a section and option name the way oslo.config looks them
-// up: group names are lower-cased except DEFAULT, and an option's dashes
-// match its underscores. Owned-option checks compare normalised names so
-// that "[Keystone_AuthToken] auth-url" cannot slip past them.
+// Normalize folds a section name the way oslo.config looks groups up:
+// lower-cased, except DEFAULT. Owned-option checks compare normalised names
+// so that "[Keystone_AuthToken] auth_url" cannot slip past them. Option
+// names are matched exactly, as oslo.config reads them from files.
 func (o ConfigOption) Normalize() ConfigOption {
-	s := o.Section
-	if s != "DEFAULT" {
-		s = strings.ToLower(s)
+	if o.Section != "DEFAULT" {
+		o.Section = strings.ToLower(o.Section)
 	}
-	return ConfigOption{s, strings.ReplaceAll(o.Key, "-", "_")}
+	return o
 }
 
 // OwnedConfigMessage is the message for an extraConfig option that a typed

@@ -142,9 +142,12 @@ func TestValidateExtraConfig(t *testing.T) {
 			cfg:  map[string]ConfigSection{"keystone_authtoken": {"password": "x"}},
 			want: []verdict{owned(p+"[keystone_authtoken][password]", "keystone_authtoken", "password", "spec.serviceUser.secretRef")},
 		},
-		"owned, spelt the way oslo.config still finds it": {
-			cfg:  map[string]ConfigSection{"Keystone_AuthToken": {"auth-url": "x"}},
-			want: []verdict{owned(p+"[Keystone_AuthToken][auth-url]", "Keystone_AuthToken", "auth-url", "spec.keystoneEndpoint")},
+		"owned, in a section spelt the way oslo.config still finds it": {
+			cfg:  map[string]ConfigSection{"Keystone_AuthToken": {"auth_url": "x"}},
+			want: []verdict{owned(p+"[Keystone_AuthToken][auth_url]", "Keystone_AuthToken", "auth_url", "spec.keystoneEndpoint")},
+		},
+		"a dashed option name is not the option: oslo.config reads files by dest": {
+			cfg: map[string]ConfigSection{"keystone_authtoken": {"auth-url": "x"}},
 		},
 		"owned: database connection": {
 			cfg:  map[string]ConfigSection{"database": {"connection": "sqlite://"}},

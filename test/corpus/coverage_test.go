@@ -1,0 +1,135 @@
+package corpus_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"strconv"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/c5c3/glance-krm/krm/crds"
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// notInCorpus are rule messages no corpus case can draw, each with why.
+var notInCorpus = map[string]string{
+	v1alpha1.MsgTypeImmutable: "S3 is the only type: any other value fails the enum, and the API server then skips CEL",
+	v1alpha1.MsgExactlyOneDefault: "sibling-default uniqueness spans objects; CEL sees one object, so only the " +
+		"function (at build time) and the controller (at run time) enforce it",
+}
+
+// celMessages lists the message of every CEL rule in the generated CRDs.
+func celMessages(t *testing.T) []string {
+	t.Helper()
+	entries, err := crds.FS.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var walk func(s *apiextensionsv1.JSONSchemaProps)
+	walk = func(s *apiextensionsv1.JSONSchemaProps) {
+		for _, r := range s.XValidations {
+			out = append(out, r.Message)
+		}
+		for _, p := range s.Properties {
+			walk(&p)
+		}
+		if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+			walk(s.AdditionalProperties.Schema)
+		}
+		if s.Items != nil && s.Items.Schema != nil {
+			walk(s.Items.Schema)
+		}
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".yaml") {
+			continue
+		}
+		raw, err := crds.FS.ReadFile(e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := yaml.Unmarshal(raw, &crd); err != nil {
+			t.Fatal(err)
+		}
+		walk(crd.Spec.Versions[0].Schema.OpenAPIV3Schema)
+	}
+	return out
+}
+
+// ruleMessages are the Msg* constants of krm/v1alpha1/messages.go, read
+// from the source so that a new rule cannot be added without being seen.
+func ruleMessages(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "../../krm/v1alpha1/messages.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok || len(vs.Values) != 1 || !strings.HasPrefix(vs.Names[0].Name, "Msg") {
+			return true
+		}
+		if lit, ok := vs.Values[0].(*ast.BasicLit); ok {
+			v, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[vs.Names[0].Name] = v
+		}
+		return true
+	})
+	return out
+}
+
+func drawnByCorpus(cases []corpusCase, msg string) bool {
+	for _, c := range cases {
+		if c.expect != "" && (strings.Contains(c.expect, msg) || strings.Contains(msg, c.expect)) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestEveryRuleHasBothVerdicts fails when a rule lives in one place only:
+// every CEL rule of the CRDs must be drawn by a corpus case (whose function
+// verdict then proves the function has it too), every rule message of the
+// function likewise (whose API server verdict proves the CRD has it), and
+// every denylist and owned-option entry must be a CEL rule of its own.
+func TestEveryRuleHasBothVerdicts(t *testing.T) {
+	cases := loadCorpus(t)
+	cel := celMessages(t)
+	if len(cel) < 20 {
+		t.Fatalf("only %d CEL rules found in the CRDs", len(cel))
+	}
+	for _, msg := range cel {
+		if _, ok := notInCorpus[msg]; !ok && !drawnByCorpus(cases, msg) {
+			t.Errorf("CEL rule %q has no corpus case, so nothing proves the function enforces it", msg)
+		}
+	}
+	for name, msg := range ruleMessages(t) {
+		if _, ok := notInCorpus[msg]; !ok && !drawnByCorpus(cases, msg) {
+			t.Errorf("rule %s (%q) has no corpus case, so nothing proves the CRD enforces it", name, msg)
+		}
+	}
+	isCEL := map[string]bool{}
+	for _, m := range cel {
+		isCEL[m] = true
+	}
+	for key, owner := range v1alpha1.ExtraOptionOwners {
+		if m := v1alpha1.OwnedOptionMessage(key, owner); !isCEL[m] {
+			t.Errorf("denylisted extraOptions key %q has no CEL rule %q", key, m)
+		}
+	}
+	for o, owner := range v1alpha1.GlanceOwnedOptions {
+		if m := v1alpha1.OwnedConfigMessage(o, owner); !isCEL[m] {
+			t.Errorf("owned option %s/%s has no CEL rule %q", o.Section, o.Key, m)
+		}
+	}
+}
