@@ -1,0 +1,57 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"unicode"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/c5c3/glance-krm/controller/conditions"
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// credentials is the CredentialsReady verdict: the Secret exists and both
+// contract keys hold a usable value. Messages name the Secret and the key,
+// never a value.
+func credentials(ctx context.Context, r client.Reader, namespace, name string) (conditions.Condition, error) {
+	c := conditions.Condition{Type: v1alpha1.ConditionCredentialsReady, Reason: v1alpha1.ReasonWaitingForCredentials}
+	var s corev1.Secret
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			c.Message = fmt.Sprintf("credentials Secret %q not found in namespace %q", name, namespace)
+			return c, nil
+		}
+		return c, err
+	}
+	for _, key := range []string{v1alpha1.CredentialsAccessKeyID, v1alpha1.CredentialsSecretAccessKey} {
+		v, ok := s.Data[key]
+		switch {
+		case !ok:
+			c.Message = fmt.Sprintf("credentials Secret %q has no key %q", name, key)
+			return c, nil
+		case len(v) == 0:
+			c.Message = fmt.Sprintf("key %q of credentials Secret %q is empty", key, name)
+			return c, nil
+		case hasControlChar(v):
+			c.Message = fmt.Sprintf("key %q of credentials Secret %q carries a control character", key, name)
+			return c, nil
+		}
+	}
+	c.OK, c.Reason = true, v1alpha1.ReasonCredentialsAvailable
+	c.Message = fmt.Sprintf("credentials Secret %q carries %s and %s", name, v1alpha1.CredentialsAccessKeyID, v1alpha1.CredentialsSecretAccessKey)
+	return c, nil
+}
+
+// hasControlChar spots a newline pasted into a key, the usual way a
+// credential Secret goes wrong; glance_store would send it verbatim.
+func hasControlChar(b []byte) bool {
+	for _, r := range string(b) {
+		if unicode.IsControl(r) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,132 @@
+// Package backend is the GlanceBackend reconciler: the single writer of a
+// backend's CredentialsReady, ConfigProjected and Ready conditions. It
+// reads, and writes status only; it emits no events (the Glance
+// reconciler does, on the Glance).
+package backend
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	"github.com/c5c3/glance-krm/controller/clusters"
+	"github.com/c5c3/glance-krm/controller/conditions"
+	"github.com/c5c3/glance-krm/controller/index"
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// RequeueAfter is how soon a backend waiting for its parent Glance or its
+// target cluster looks again, as the contract says.
+const RequeueAfter = 15 * time.Second
+
+// Reconciler computes a GlanceBackend's conditions.
+type Reconciler struct {
+	Client    client.Client // cached: backends, Glances, Deployments
+	APIReader client.Reader // uncached: Secret data is never cached
+	Clusters  *clusters.Registry
+}
+
+// +kubebuilder:rbac:groups=glance.openstack.c5c3.io,resources=glancebackends;glances,verbs=get;list;watch
+// +kubebuilder:rbac:groups=glance.openstack.c5c3.io,resources=glancebackends/status,verbs=update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
+
+// Reconcile writes the backend's conditions when they changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var b v1alpha1.GlanceBackend
+	if err := r.Client.Get(ctx, req.NamespacedName, &b); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	cred, proj, requeue, err := r.verdicts(ctx, &b)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	ready := conditions.Condition{Type: v1alpha1.ConditionReady, OK: cred.OK && proj.OK,
+		Reason: v1alpha1.ReasonAllReady, Message: "credentials available and configuration projected"}
+	if !ready.OK {
+		ready.Reason, ready.Message = v1alpha1.ReasonNotAllReady, notReadyMessage(cred, proj)
+	}
+	next, changed := conditions.Apply(b.Status.Conditions, b.Generation, cred, proj, ready)
+	if changed || b.Status.ObservedGeneration != b.Generation {
+		b.Status.Conditions, b.Status.ObservedGeneration = next, b.Generation
+		if err := r.Client.Status().Update(ctx, &b); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	if requeue {
+		return ctrl.Result{RequeueAfter: RequeueAfter}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// verdicts finds the parent Glance and the cluster its objects live on,
+// then judges credentials and projection there.
+func (r *Reconciler) verdicts(ctx context.Context, b *v1alpha1.GlanceBackend) (cred, proj conditions.Condition, requeue bool, err error) {
+	cred = conditions.Condition{Type: v1alpha1.ConditionCredentialsReady}
+	proj = conditions.Condition{Type: v1alpha1.ConditionConfigProjected, Reason: v1alpha1.ReasonWaitingForProjection}
+
+	var g v1alpha1.Glance
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.GlanceRef.Name}, &g); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return cred, proj, false, err
+		}
+		cred.Reason = v1alpha1.ReasonWaitingForParent
+		cred.Message = fmt.Sprintf("no Glance %q in namespace %q, so the cluster holding this backend's credentials is unknown", b.Spec.GlanceRef.Name, b.Namespace)
+		proj.Message = fmt.Sprintf("waiting for Glance %q", b.Spec.GlanceRef.Name)
+		return cred, proj, true, nil
+	}
+
+	rd := readers{objects: r.Client, secrets: r.APIReader}
+	if ref := g.Spec.TargetClusterRef; ref != nil {
+		c, err := r.Clusters.Client(ctx, ref.Name)
+		if err != nil {
+			cred.Reason, cred.Message = v1alpha1.ReasonTargetClusterUnavailable, err.Error()
+			proj.Message = fmt.Sprintf("target cluster %q is unavailable", ref.Name)
+			return cred, proj, true, nil
+		}
+		rd = readers{objects: c, secrets: c}
+	}
+	if b.Spec.S3 == nil {
+		cred.Reason, cred.Message = v1alpha1.ReasonWaitingForCredentials, "spec.s3 is not set"
+	} else if cred, err = credentials(ctx, rd.secrets, b.Namespace, b.Spec.S3.CredentialsSecretRef.Name); err != nil {
+		return cred, proj, false, err
+	}
+	proj, err = projection(ctx, rd, &g, b.Name)
+	return cred, proj, false, err
+}
+
+func notReadyMessage(cs ...conditions.Condition) string {
+	msg := ""
+	for _, c := range cs {
+		if !c.OK {
+			if msg != "" {
+				msg += "; "
+			}
+			msg += fmt.Sprintf("%s is False (%s)", c.Type, c.Reason)
+		}
+	}
+	return msg
+}
+
+// SetupWithManager watches what the verdicts read: the backend, its
+// Glance, Deployments, and Secrets by metadata only, so that unrelated
+// Secrets cost the cache a few hundred bytes each, not their data.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	c := mgr.GetClient()
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("glancebackend").
+		For(&v1alpha1.GlanceBackend{}).
+		Watches(&v1alpha1.Glance{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfGlance(c, true))).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfGlance(c, true))).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfSecret(c)), builder.OnlyMetadata).
+		Complete(r)
+}
+

@@ -1,0 +1,104 @@
+// Package manager assembles the glance-krm controller: the cache
+// (Secrets by metadata only), the field indexes, both reconcilers, health
+// checks, metrics and leader election. main and the tests share it.
+package manager
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/c5c3/glance-krm/controller/backend"
+	"github.com/c5c3/glance-krm/controller/clusters"
+	"github.com/c5c3/glance-krm/controller/glance"
+	"github.com/c5c3/glance-krm/controller/index"
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// Options are the command line's settings.
+type Options struct {
+	MetricsAddr       string
+	ProbeAddr         string
+	LeaderElection    bool
+	LeaderElectionNS  string
+	RegistryNamespace string
+	// NewClient lets tests wrap the manager's client (to count writes).
+	NewClient client.NewClientFunc
+}
+
+// Scheme knows the built-in kinds the controller reads and both of ours.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// New builds the manager with both reconcilers registered.
+func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error) {
+	scheme := Scheme()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElection,
+		LeaderElectionID:        "glance-krm-controller.glance.openstack.c5c3.io",
+		LeaderElectionNamespace: o.LeaderElectionNS,
+		NewClient:               o.NewClient,
+		Cache: cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				// Secrets are watched by metadata only (OnlyMetadata in the
+				// backend controller); also drop what the mappers never
+				// read, so an unrelated Secret costs its name and labels.
+				&metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}: {
+					Transform: stripSecretMetadata,
+				},
+			},
+		},
+		Client: client.Options{Cache: &client.CacheOptions{
+			// Secret data is read live, never through (or into) the cache.
+			DisableFor: []client.Object{&corev1.Secret{}},
+		}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := index.Setup(ctx, mgr); err != nil {
+		return nil, err
+	}
+	registry := &clusters.Registry{Reader: mgr.GetAPIReader(), Namespace: o.RegistryNamespace, Scheme: scheme}
+	if err := (&backend.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clusters: registry}).SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	if err := (&glance.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("glance-krm-controller")}).SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+func stripSecretMetadata(obj any) (any, error) {
+	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		m.Annotations, m.OwnerReferences, m.Finalizers, m.ManagedFields = nil, nil, nil, nil
+	}
+	return obj, nil
+}

@@ -1,0 +1,111 @@
+package manager_test
+
+import (
+	"context"
+	"fmt"
+	"github.com/go-logr/logr"
+	"os"
+	"path/filepath"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/c5c3/glance-krm/controller/manager"
+)
+
+// The suite runs the assembled controller against a real kube-apiserver
+// and etcd (envtest) and counts every status write it makes.
+var (
+	testEnv      *envtest.Environment
+	cfg          *rest.Config
+	k8s          client.Client // the tests' own client, not the controller's
+	statusWrites atomic.Int64
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests through `make test`")
+		os.Exit(1)
+	}
+	testEnv = &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "krm", "crds")},
+		ErrorIfCRDPathMissing: true,
+	}
+	ctrl.SetLogger(logr.Discard())
+	var err error
+	if cfg, err = testEnv.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if k8s, err = client.New(cfg, client.Options{Scheme: manager.Scheme()}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr, err := manager.New(ctx, cfg, manager.Options{
+		MetricsAddr: "0", ProbeAddr: "0", RegistryNamespace: "c5c3-clusters",
+		NewClient: countingClient,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	done := make(chan error)
+	go func() { done <- mgr.Start(ctx) }()
+	code := m.Run()
+	cancel()
+	if err := <-done; err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+	}
+	_ = testEnv.Stop()
+	os.Exit(code)
+}
+
+// countingClient is the manager's own client, wrapped to count status
+// writes: the controller must not write an unchanged status.
+func countingClient(config *rest.Config, options client.Options) (client.Client, error) {
+	c, err := client.NewWithWatch(config, options)
+	if err != nil {
+		return nil, err
+	}
+	return interceptor.NewClient(c, interceptor.Funcs{
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			statusWrites.Add(1)
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+	}), nil
+}
+
+// namespace makes a fresh namespace for one test.
+func namespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "t-"}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// eventually polls until check passes, for at most a minute.
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
