@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"gopkg.in/ini.v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"gopkg.in/ini.v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/c5c3/glance-krm/controller/conditions"

@@ -129,4 +129,3 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfSecret(c)), builder.OnlyMetadata).
 		Complete(r)
 }
-
