@@ -12,9 +12,11 @@ KUSTOMIZE        := $(TOOLBIN)/kustomize-$(KUSTOMIZE_VERSION)
 CONTROLLER_GEN   := $(TOOLBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 VERSITYGW        := $(TOOLBIN)/versitygw-$(VERSITYGW_VERSION)
 FN_BIN           := $(CURDIR)/bin/glance-krm-fn
+CONTROLLER_BIN   := $(CURDIR)/bin/glance-krm-controller
 GO_TEST_FLAGS    ?= -count=1
 
 export GLANCE_KRM_FN    := $(FN_BIN)
+export GLANCE_KRM_CONTROLLER := $(CONTROLLER_BIN)
 export KUSTOMIZE_BIN    := $(KUSTOMIZE)
 export CONTROLLER_GEN_BIN := $(CONTROLLER_GEN)
 export VERSITYGW_BIN    := $(VERSITYGW)
@@ -23,9 +25,10 @@ export VERSITYGW_BIN    := $(VERSITYGW)
 
 all: build
 
-## build: the KRM function binary (bin/glance-krm-fn)
+## build: the KRM function and controller binaries (bin/)
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(FN_BIN) ./fn
+	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(CONTROLLER_BIN) ./controller
 
 ## example: render examples/standalone with the real kustomize and the function
 example: build $(KUSTOMIZE)
@@ -35,6 +38,7 @@ example: build $(KUSTOMIZE)
 generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) object paths=./krm/...
 	$(CONTROLLER_GEN) crd paths=./krm/... output:crd:artifacts:config=krm/crds
+	$(CONTROLLER_GEN) rbac:roleName=glance-krm-controller paths=./controller/... output:rbac:artifacts:config=controller/config/rbac
 
 ## test: the whole suite, with every real peer it needs
 test: unit e2e-glance

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/c5c3/glance-krm/controller/clusters"
 	"github.com/c5c3/glance-krm/controller/conditions"
@@ -117,15 +117,16 @@ func notReadyMessage(cs ...conditions.Condition) string {
 }
 
 // SetupWithManager watches what the verdicts read: the backend, its
-// Glance, Deployments, and Secrets by metadata only, so that unrelated
-// Secrets cost the cache a few hundred bytes each, not their data.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+// Glance and Deployments through the cache, and Secrets through an
+// uncached stream of metadata (package secretwatch), so that Secrets
+// unrelated to Glance cost the controller nothing.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, secretEvents <-chan event.GenericEvent) error {
 	c := mgr.GetClient()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("glancebackend").
 		For(&v1alpha1.GlanceBackend{}).
 		Watches(&v1alpha1.Glance{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfGlance(c, true))).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfGlance(c, true))).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfSecret(c)), builder.OnlyMetadata).
+		WatchesRawSource(source.Channel(secretEvents, handler.EnqueueRequestsFromMapFunc(index.BackendsOfSecret(c)))).
 		Complete(r)
 }

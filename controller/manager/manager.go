@@ -5,15 +5,17 @@ package manager
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -21,8 +23,12 @@ import (
 	"github.com/c5c3/glance-krm/controller/clusters"
 	"github.com/c5c3/glance-krm/controller/glance"
 	"github.com/c5c3/glance-krm/controller/index"
+	"github.com/c5c3/glance-krm/controller/secretwatch"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
+
+// resync is how often every object is judged again regardless of events.
+var resync = 10 * time.Minute
 
 // Options are the command line's settings.
 type Options struct {
@@ -47,6 +53,9 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
+// Leader election's Lease lives in the controller's own namespace.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=glance-krm-system,resources=leases,verbs=get;create;update
+
 // New builds the manager with both reconcilers registered.
 func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	scheme := Scheme()
@@ -60,14 +69,9 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 		NewClient:               o.NewClient,
 		Cache: cache.Options{
 			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject: map[client.Object]cache.ByObject{
-				// Secrets are watched by metadata only (OnlyMetadata in the
-				// backend controller); also drop what the mappers never
-				// read, so an unrelated Secret costs its name and labels.
-				&metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}}: {
-					Transform: stripSecretMetadata,
-				},
-			},
+			// The backstop for changes no watch delivered (the contract's
+			// "polled as a backstop"): every backend is judged again.
+			SyncPeriod: &resync,
 		},
 		Client: client.Options{Cache: &client.CacheOptions{
 			// Secret data is read live, never through (or into) the cache.
@@ -80,8 +84,12 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 	if err := index.Setup(ctx, mgr); err != nil {
 		return nil, err
 	}
+	secretEvents := make(chan event.GenericEvent, 1024)
+	if err := mgr.Add(&secretwatch.Stream{Client: metadata.NewForConfigOrDie(cfg), Events: secretEvents}); err != nil {
+		return nil, err
+	}
 	registry := &clusters.Registry{Reader: mgr.GetAPIReader(), Namespace: o.RegistryNamespace, Scheme: scheme}
-	if err := (&backend.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clusters: registry}).SetupWithManager(mgr); err != nil {
+	if err := (&backend.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clusters: registry}).SetupWithManager(mgr, secretEvents); err != nil {
 		return nil, err
 	}
 	if err := (&glance.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("glance-krm-controller")}).SetupWithManager(mgr); err != nil {
@@ -94,11 +102,4 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 		return nil, err
 	}
 	return mgr, nil
-}
-
-func stripSecretMetadata(obj any) (any, error) {
-	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-		m.Annotations, m.OwnerReferences, m.Finalizers, m.ManagedFields = nil, nil, nil, nil
-	}
-	return obj, nil
 }
