@@ -21,7 +21,7 @@ export KUSTOMIZE_BIN    := $(KUSTOMIZE)
 export CONTROLLER_GEN_BIN := $(CONTROLLER_GEN)
 export VERSITYGW_BIN    := $(VERSITYGW)
 
-.PHONY: all build example test unit e2e-glance generate tools deps-python deps-glance clean
+.PHONY: all build example test unit e2e-glance e2e-chainsaw generate tools deps-python deps-glance clean
 
 all: build
 
@@ -41,18 +41,24 @@ generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) rbac:roleName=glance-krm-controller paths=./controller/... output:rbac:artifacts:config=controller/config/rbac
 
 ## test: the whole suite, with every real peer it needs
-test: unit e2e-glance
+test: unit e2e-glance e2e-chainsaw
 
 ## unit: Go tests with real kustomize, controller-gen, oslo.config and a
 ## real kube-apiserver + etcd (hack/envtest-assets.sh says where it got them)
 unit: build tools deps-python
 	go vet ./...
-	go vet -tags e2e_glance ./test/e2e/glance/
+	go vet -tags e2e ./tests/e2e/glance/
 	KUBEBUILDER_ASSETS="$$(CACHE=$(CACHE) bash hack/envtest-assets.sh)" go test $(GO_TEST_FLAGS) ./...
 
 ## e2e-glance: Debian's glance-api on the rendered config, against a real S3 server
 e2e-glance: build $(KUSTOMIZE) $(VERSITYGW) deps-glance
-	go test $(GO_TEST_FLAGS) -tags e2e_glance -v -timeout 20m ./test/e2e/glance/
+	go test $(GO_TEST_FLAGS) -tags e2e -v -timeout 20m -run TestGlanceMultiStore ./tests/e2e/glance/
+
+## e2e-chainsaw: the contract's four chainsaw suites against a real API
+## server, with the controller running as a process under its own RBAC
+e2e-chainsaw: build $(KUSTOMIZE)
+	KUBEBUILDER_ASSETS="$$(CACHE=$(CACHE) bash hack/envtest-assets.sh)" \
+	  go test $(GO_TEST_FLAGS) -tags e2e -v -timeout 20m -run TestChainsawSuites ./tests/e2e/glance/
 
 tools: $(KUSTOMIZE) $(CONTROLLER_GEN)
 
@@ -73,7 +79,7 @@ $(VERSITYGW):
 
 ## deps-glance: Debian's glance-api and S3 driver, installed once, never started
 deps-glance:
-	bash test/e2e/glance/install-glance.sh
+	bash tests/e2e/glance/install-glance.sh
 
 ## deps-python: Debian's oslo.config, the parser glance-api reads its files with
 deps-python:

@@ -1,4 +1,4 @@
-//go:build e2e_glance
+//go:build e2e
 
 package glance_test
 

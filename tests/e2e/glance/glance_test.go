@@ -1,4 +1,4 @@
-//go:build e2e_glance
+//go:build e2e
 
 // Package glance_test proves the rendered configuration on a real Glance:
 // Debian's glance-api 25.1.0 with glance_store 4.1.0, against a real S3
