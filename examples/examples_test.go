@@ -22,7 +22,7 @@ var fnBinary string
 func TestMain(m *testing.M) {
 	root, _ := filepath.Abs("..")
 	fnBinary = filepath.Join(root, "bin", "glance-krm-fn")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", fnBinary, "./fn")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", fnBinary, "./fn")
 	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if err := cmd.Run(); err != nil {
@@ -184,24 +184,29 @@ func TestTwoDefaultsExampleFailsTheBuild(t *testing.T) {
 	}
 }
 
-// copyExample copies an example into a temporary directory, pointing its
-// exec path at the built binary, so a test can edit it.
+// copyExample copies an example (with its subdirectories) into a
+// temporary directory, pointing its exec path at the built binary, so a
+// test can edit it.
 func copyExample(t *testing.T, name string) string {
 	t.Helper()
 	dir := t.TempDir()
-	entries, err := os.ReadDir(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(name, e.Name()))
+	err := filepath.WalkDir(name, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
-			t.Fatal(err)
+			return err
+		}
+		rel, _ := filepath.Rel(name, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
 		}
 		b = bytes.ReplaceAll(b, []byte("../../bin/glance-krm-fn"), []byte(fnBinary))
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }
@@ -228,7 +233,7 @@ func TestDefaultFlipChangesOnlyTheConfigMap(t *testing.T) {
 	dir := copyExample(t, "standalone")
 	cm1, sec1 := names(t, mustBuild(t, dir))
 
-	backends := filepath.Join(dir, "backends.yaml")
+	backends := filepath.Join(dir, "resources", "backends.yaml")
 	edit(t, backends, "isDefault: true", "isDefault: false")
 	edit(t, backends, "isDefault: false\n  s3:\n    host: http://garage.shared-services.svc.cluster.local:3900\n    bucket: glance-images-2",
 		"isDefault: true\n  s3:\n    host: http://garage.shared-services.svc.cluster.local:3900\n    bucket: glance-images-2")

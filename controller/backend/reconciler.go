@@ -27,6 +27,10 @@ import (
 // target cluster looks again, as the contract says.
 const RequeueAfter = 15 * time.Second
 
+// RemotePoll is how often a backend whose Glance runs on a target cluster
+// is judged again: nothing watches Secrets and Deployments over there.
+const RemotePoll = time.Minute
+
 // Reconciler computes a GlanceBackend's conditions.
 type Reconciler struct {
 	Client    client.Client // cached: backends, Glances, Deployments
@@ -45,7 +49,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, &b); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	cred, proj, requeue, err := r.verdicts(ctx, &b)
+	cred, proj, requeue, remote, err := r.verdicts(ctx, &b)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -61,27 +65,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}
-	if requeue {
+	switch {
+	case requeue:
 		return ctrl.Result{RequeueAfter: RequeueAfter}, nil
+	case remote:
+		return ctrl.Result{RequeueAfter: RemotePoll}, nil
 	}
 	return ctrl.Result{}, nil
 }
 
 // verdicts finds the parent Glance and the cluster its objects live on,
 // then judges credentials and projection there.
-func (r *Reconciler) verdicts(ctx context.Context, b *v1alpha1.GlanceBackend) (cred, proj conditions.Condition, requeue bool, err error) {
+func (r *Reconciler) verdicts(ctx context.Context, b *v1alpha1.GlanceBackend) (cred, proj conditions.Condition, requeue, remote bool, err error) {
 	cred = conditions.Condition{Type: v1alpha1.ConditionCredentialsReady}
 	proj = conditions.Condition{Type: v1alpha1.ConditionConfigProjected, Reason: v1alpha1.ReasonWaitingForProjection}
 
 	var g v1alpha1.Glance
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.GlanceRef.Name}, &g); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return cred, proj, false, err
+			return cred, proj, false, false, err
 		}
 		cred.Reason = v1alpha1.ReasonWaitingForParent
 		cred.Message = fmt.Sprintf("no Glance %q in namespace %q, so the cluster holding this backend's credentials is unknown", b.Spec.GlanceRef.Name, b.Namespace)
 		proj.Message = fmt.Sprintf("waiting for Glance %q", b.Spec.GlanceRef.Name)
-		return cred, proj, true, nil
+		return cred, proj, true, false, nil
 	}
 
 	rd := readers{objects: r.Client, secrets: r.APIReader}
@@ -90,17 +97,17 @@ func (r *Reconciler) verdicts(ctx context.Context, b *v1alpha1.GlanceBackend) (c
 		if err != nil {
 			cred.Reason, cred.Message = v1alpha1.ReasonTargetClusterUnavailable, err.Error()
 			proj.Message = fmt.Sprintf("target cluster %q is unavailable", ref.Name)
-			return cred, proj, true, nil
+			return cred, proj, true, false, nil
 		}
-		rd = readers{objects: c, secrets: c}
+		rd, remote = readers{objects: c, secrets: c}, true
 	}
 	if b.Spec.S3 == nil {
 		cred.Reason, cred.Message = v1alpha1.ReasonWaitingForCredentials, "spec.s3 is not set"
 	} else if cred, err = credentials(ctx, rd.secrets, b.Namespace, b.Spec.S3.CredentialsSecretRef.Name); err != nil {
-		return cred, proj, false, err
+		return cred, proj, false, remote, err
 	}
 	proj, err = projection(ctx, rd, &g, b.Name)
-	return cred, proj, false, err
+	return cred, proj, false, remote, err
 }
 
 func notReadyMessage(cs ...conditions.Condition) string {
@@ -121,12 +128,16 @@ func notReadyMessage(cs ...conditions.Condition) string {
 // uncached stream of metadata (package secretwatch), so that Secrets
 // unrelated to Glance cost the controller nothing.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, secretEvents <-chan event.GenericEvent) error {
+	registry := ""
+	if r.Clusters != nil {
+		registry = r.Clusters.Namespace
+	}
 	c := mgr.GetClient()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("glancebackend").
 		For(&v1alpha1.GlanceBackend{}).
 		Watches(&v1alpha1.Glance{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfGlance(c, true))).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfGlance(c, true))).
-		WatchesRawSource(source.Channel(secretEvents, handler.EnqueueRequestsFromMapFunc(index.BackendsOfSecret(c)))).
+		WatchesRawSource(source.Channel(secretEvents, handler.EnqueueRequestsFromMapFunc(index.BackendsOfSecret(c, registry)))).
 		Complete(r)
 }

@@ -18,6 +18,8 @@ const (
 	BackendGlance = "spec.glanceRef.name"
 	// BackendSecret indexes GlanceBackends by their credentials Secret.
 	BackendSecret = "spec.s3.credentialsSecretRef.name"
+	// GlanceTargetCluster indexes Glances by spec.targetClusterRef.name.
+	GlanceTargetCluster = "spec.targetClusterRef.name"
 )
 
 // Setup registers the indexes with the manager's cache.
@@ -28,9 +30,17 @@ func Setup(ctx context.Context, mgr manager.Manager) error {
 	}); err != nil {
 		return err
 	}
-	return fi.IndexField(ctx, &v1alpha1.GlanceBackend{}, BackendSecret, func(o client.Object) []string {
+	if err := fi.IndexField(ctx, &v1alpha1.GlanceBackend{}, BackendSecret, func(o client.Object) []string {
 		if s3 := o.(*v1alpha1.GlanceBackend).Spec.S3; s3 != nil {
 			return []string{s3.CredentialsSecretRef.Name}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return fi.IndexField(ctx, &v1alpha1.Glance{}, GlanceTargetCluster, func(o client.Object) []string {
+		if ref := o.(*v1alpha1.Glance).Spec.TargetClusterRef; ref != nil {
+			return []string{ref.Name}
 		}
 		return nil
 	})
@@ -73,15 +83,30 @@ func BackendsOfGlance(c client.Reader, byName bool) func(context.Context, client
 }
 
 // BackendsOfSecret maps a Secret to the backends whose credentials it
-// holds, and (for a rendered backends Secret) to the backends of its Glance.
-func BackendsOfSecret(c client.Reader) func(context.Context, client.Object) []reconcile.Request {
+// holds, (for a rendered backends Secret) to the backends of its Glance,
+// and (for a cluster registration in registryNamespace) to the backends
+// of every Glance targeting that cluster.
+func BackendsOfSecret(c client.Reader, registryNamespace string) func(context.Context, client.Object) []reconcile.Request {
 	ofGlance := BackendsOfGlance(c, false)
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
 		var list v1alpha1.GlanceBackendList
 		if err := c.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{BackendSecret: o.GetName()}); err != nil {
 			return nil
 		}
-		return append(requests(list.Items), ofGlance(ctx, o)...)
+		out := append(requests(list.Items), ofGlance(ctx, o)...)
+		if o.GetNamespace() != registryNamespace {
+			return out
+		}
+		var glances v1alpha1.GlanceList
+		if err := c.List(ctx, &glances, client.MatchingFields{GlanceTargetCluster: o.GetName()}); err != nil {
+			return out
+		}
+		for _, g := range glances.Items {
+			if backends, err := Backends(ctx, c, g.Namespace, g.Name); err == nil {
+				out = append(out, requests(backends)...)
+			}
+		}
+		return out
 	}
 }
 
