@@ -8,7 +8,8 @@ TOOLBIN          := $(CACHE)/bin
 KUSTOMIZE_VERSION      ?= v5.8.2
 CONTROLLER_GEN_VERSION ?= v0.23.0
 VERSITYGW_VERSION      ?= v1.8.0
-KUSTOMIZE        := $(TOOLBIN)/kustomize-$(KUSTOMIZE_VERSION)
+# Static (CGO_ENABLED=0), because the Argo CD sidecar image is scratch.
+KUSTOMIZE        := $(TOOLBIN)/kustomize-$(KUSTOMIZE_VERSION)-static
 CONTROLLER_GEN   := $(TOOLBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 VERSITYGW        := $(TOOLBIN)/versitygw-$(VERSITYGW_VERSION)
 FN_BIN           := $(CURDIR)/bin/glance-krm-fn
@@ -21,7 +22,7 @@ export KUSTOMIZE_BIN    := $(KUSTOMIZE)
 export CONTROLLER_GEN_BIN := $(CONTROLLER_GEN)
 export VERSITYGW_BIN    := $(VERSITYGW)
 
-.PHONY: all build example test unit e2e-glance e2e-chainsaw generate tools deps-python deps-glance clean
+.PHONY: all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers generate tools deps-python deps-glance clean
 
 all: build
 
@@ -41,7 +42,7 @@ generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) rbac:roleName=glance-krm-controller paths=./controller/... output:rbac:artifacts:config=controller/config/rbac
 
 ## test: the whole suite, with every real peer it needs
-test: unit e2e-glance e2e-chainsaw
+test: unit e2e-glance e2e-chainsaw e2e-packaging
 
 ## unit: Go tests with real kustomize, controller-gen, oslo.config and a
 ## real kube-apiserver + etcd (hack/envtest-assets.sh says where it got them)
@@ -64,7 +65,7 @@ tools: $(KUSTOMIZE) $(CONTROLLER_GEN)
 
 $(KUSTOMIZE):
 	mkdir -p $(TOOLBIN)
-	GOBIN=$(CACHE)/tmp-kustomize go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+	CGO_ENABLED=0 GOBIN=$(CACHE)/tmp-kustomize go install -trimpath -ldflags='-s -w' sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 	mv $(CACHE)/tmp-kustomize/kustomize $@
 
 $(CONTROLLER_GEN):
@@ -76,6 +77,27 @@ $(VERSITYGW):
 	mkdir -p $(TOOLBIN)
 	GOBIN=$(CACHE)/tmp-versitygw go install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 	mv $(CACHE)/tmp-versitygw/versitygw $@
+
+## image: the function, controller and Argo CD sidecar images (docker,
+## podman or buildah, whichever works here)
+image: build $(KUSTOMIZE) deps-containers
+	rm -rf build/argocd-cmp && mkdir -p build/argocd-cmp/rootfs/bin build/argocd-cmp/rootfs/usr/local/bin
+	cp /bin/busybox build/argocd-cmp/rootfs/bin/busybox
+	ln -s busybox build/argocd-cmp/rootfs/bin/sh && ln -s busybox build/argocd-cmp/rootfs/bin/ln
+	cp $(KUSTOMIZE) build/argocd-cmp/rootfs/usr/local/bin/kustomize
+	CACHE=$(CACHE) bash hack/image.sh dev
+
+## e2e-packaging: the images, kustomize container mode, kpt and the Argo CD
+## plugin, each with the real tool
+e2e-packaging: image
+	go test $(GO_TEST_FLAGS) -tags e2e -v -timeout 20m ./tests/packaging/
+
+## deps-containers: podman, buildah and runc (no container engine service
+## runs here) and a static busybox for the Argo CD sidecar
+deps-containers:
+	@command -v podman >/dev/null && command -v buildah >/dev/null && command -v runc >/dev/null && [ -x /bin/busybox ] || { \
+	  echo "installing podman, buildah, runc and busybox-static from Debian"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman buildah runc busybox-static >/dev/null; }
 
 ## deps-glance: Debian's glance-api and S3 driver, installed once, never started
 deps-glance:

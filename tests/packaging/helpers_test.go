@@ -1,0 +1,105 @@
+//go:build e2e
+
+// Package packaging_test checks the three doors users meet glance-krm
+// through, each with the real tool: the container images (podman), the
+// kustomize container mode, kpt, and the Argo CD config-management plugin.
+// Run it with `make e2e-packaging`, which builds the images first.
+package packaging_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	root      = "../.."
+	fnImage   = "ghcr.io/c5c3/glance-krm-fn"
+	cmpImage  = "ghcr.io/c5c3/glance-krm-argocd-cmp"
+	devTag    = ":dev"
+	pinnedTag = ":v0.1.0" // the tag the examples reference
+)
+
+func mustEnv(t *testing.T, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		t.Fatalf("%s is not set: run through `make e2e-packaging`", name)
+	}
+	return v
+}
+
+// containerEnv is the process environment plus podman's test-only settings
+// (hack/containers/env.sh, sourced here the way the Makefile does).
+func containerEnv(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command("bash", "-c", "source "+filepath.Join(root, "hack/containers/env.sh")+" && env").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
+}
+
+// run runs a command and returns stdout, stderr and its error.
+func run(t *testing.T, env []string, dir, name string, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env, cmd.Dir = env, dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return out.String(), errb.String(), err
+}
+
+func mustRun(t *testing.T, env []string, dir, name string, args ...string) string {
+	t.Helper()
+	out, stderr, err := run(t, env, dir, name, args...)
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, stderr)
+	}
+	return out
+}
+
+// copyTree copies a directory with every file mode 0644, as the Argo CD
+// sidecar extracts a repository, optionally rewriting file contents.
+func copyTree(t *testing.T, from, to string, rewrite func(path string, b []byte) []byte) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if rewrite != nil {
+			b = rewrite(rel, b)
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tagPinned gives the freshly built image the tag the examples name, so
+// nothing is pulled.
+func tagPinned(t *testing.T, env []string, image string) {
+	t.Helper()
+	mustRun(t, env, "", "podman", "tag", image+devTag, image+pinnedTag)
+}
+
+// execOutput is the exec-mode build of examples/standalone: the reference
+// every other door must reproduce byte for byte.
+func execOutput(t *testing.T) string {
+	t.Helper()
+	return mustRun(t, os.Environ(), "", mustEnv(t, "KUSTOMIZE_BIN"), "build", "--enable-alpha-plugins", "--enable-exec",
+		filepath.Join(root, "examples/standalone"))
+}

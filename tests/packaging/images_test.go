@@ -1,0 +1,61 @@
+//go:build e2e
+
+package packaging_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const maxFunctionImage = 15 << 20
+
+func TestFunctionImage(t *testing.T) {
+	env := containerEnv(t)
+	size, err := strconv.Atoi(strings.TrimSpace(mustRun(t, env, "", "podman", "image", "inspect", "--format", "{{.Size}}", fnImage+devTag)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("function image %s: %.1f MB", fnImage+devTag, float64(size)/1e6)
+	if size > maxFunctionImage {
+		t.Errorf("function image is %d bytes, more than %d", size, maxFunctionImage)
+	}
+	// kustomize runs container functions as --user nobody: the image must
+	// know that user, and has no shell to fall back on.
+	out, stderr, err := run(t, env, "", "podman", "run", "--rm", "-i", "--network", "none", "--user", "nobody",
+		"--entrypoint", "/bin/sh", fnImage+devTag, "-c", "true")
+	if err == nil {
+		t.Errorf("the function image has a shell: %s", out)
+	}
+	t.Logf("no shell, as intended: %s", strings.TrimSpace(stderr))
+}
+
+// TestKustomizeContainerModeEqualsExecMode runs the real kustomize on the
+// container-mode example with a `docker` on PATH that execs podman, as
+// kustomize calls `docker run --rm -i -a STDIN -a STDOUT -a STDERR
+// --network none --user nobody ...`; its output must equal exec mode's.
+func TestKustomizeContainerModeEqualsExecMode(t *testing.T) {
+	env := containerEnv(t)
+	tagPinned(t, env, fnImage)
+	shim := t.TempDir()
+	podman, err := exec.LookPath("podman")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shim, "docker"), []byte("#!/bin/sh\nexec "+podman+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env = append(env, "PATH="+shim+":"+os.Getenv("PATH"))
+	got := mustRun(t, env, "", mustEnv(t, "KUSTOMIZE_BIN"), "build", "--enable-alpha-plugins", filepath.Join(root, "examples/standalone-container"))
+	if diff := cmp.Diff(execOutput(t), got); diff != "" {
+		t.Errorf("container mode differs from exec mode (-exec +container):\n%s", diff)
+	}
+	if !strings.Contains(got, "glance-backends-") {
+		t.Error("container mode rendered nothing")
+	}
+}
