@@ -197,4 +197,3 @@ func shellQuote(argv []string) string {
 	}
 	return strings.Join(q, " ")
 }
-
