@@ -10,7 +10,6 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
@@ -20,7 +19,11 @@ import (
 // such as "isdefault") is an error with its path, not a silently ignored
 // setting. The defaults of the CRD are then applied.
 func decodeStrict(obj *fn.KubeObject, into interface{ Default() }) field.ErrorList {
-	js, err := yaml.YAMLToJSON([]byte(obj.String()))
+	// Borrow the node and give it back: the same *KubeObject stays in the
+	// list, without a deep copy.
+	rn := obj.MoveToResourceNode()
+	js, err := yamlToJSON(rn.YNode())
+	*obj = *fn.MoveToKubeObject(rn)
 	if err != nil {
 		return field.ErrorList{field.Invalid(field.NewPath("<object>"), omit, err.Error())}
 	}

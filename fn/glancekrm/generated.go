@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
@@ -42,81 +43,74 @@ func (r rendered) name() string {
 
 // object builds the immutable Secret or ConfigMap.
 func (r rendered) object(revision int) (*fn.KubeObject, error) {
-	meta := map[string]any{
-		"name": r.name(),
-		"labels": map[string]any{
-			v1alpha1.LabelManagedBy: v1alpha1.ManagedByGlanceKRM,
-			v1alpha1.LabelGlance:    r.glance.Name,
-			v1alpha1.LabelComponent: r.component,
-		},
-		"annotations": map[string]any{
-			v1alpha1.AnnotationArgoCDSync: v1alpha1.ArgoCDPruneLast,
-			v1alpha1.AnnotationRevision:   strconv.Itoa(revision),
-		},
-	}
+	meta := mapping(
+		"annotations", mapping(
+			v1alpha1.AnnotationArgoCDSync, v1alpha1.ArgoCDPruneLast,
+			v1alpha1.AnnotationRevision, strconv.Itoa(revision)),
+		"labels", mapping(
+			v1alpha1.LabelManagedBy, v1alpha1.ManagedByGlanceKRM,
+			v1alpha1.LabelComponent, r.component,
+			v1alpha1.LabelGlance, r.glance.Name),
+		"name", r.name())
 	if r.glance.Namespace != "" {
-		meta["namespace"] = r.glance.Namespace
+		meta.Content = append(meta.Content, str("namespace"), str(r.glance.Namespace))
 	}
-	obj := map[string]any{
-		"apiVersion": "v1",
-		"kind":       r.kind(),
-		"metadata":   meta,
-		"immutable":  true,
-	}
+	data := mapping(r.key, r.content)
+	var obj *yaml.Node
 	if r.kind() == "Secret" {
 		// stringData keeps the rendered file readable in a kpt package and
 		// in review; backends.conf holds no credential. The API server
 		// stores it as data, and Argo CD normalises the two when it diffs.
-		obj["type"] = "Opaque"
-		obj["stringData"] = map[string]any{r.key: r.content}
+		obj = mapping("apiVersion", "v1", "immutable", true, "kind", "Secret", "metadata", meta,
+			"stringData", data, "type", "Opaque")
 	} else {
-		obj["data"] = map[string]any{r.key: r.content}
+		obj = mapping("apiVersion", "v1", "data", data, "immutable", true, "kind", "ConfigMap", "metadata", meta)
 	}
-	return fn.NewKubeObjectFromMap(obj)
+	return fn.MoveToKubeObject(yaml.NewRNode(obj)), nil
 }
 
-// isGenerated tells whether an item is a copy glance-krm generated for the
-// given Glance and component.
-func isGenerated(obj *fn.KubeObject, namespace, glance, component string) bool {
-	return obj.GetAPIVersion() == "v1" &&
-		obj.GetNamespace() == namespace &&
-		obj.GetLabel(v1alpha1.LabelManagedBy) == v1alpha1.ManagedByGlanceKRM &&
-		obj.GetLabel(v1alpha1.LabelGlance) == glance &&
-		obj.GetLabel(v1alpha1.LabelComponent) == component
+// generatedKey says which Glance and component an item is a generated copy
+// for, if glance-krm generated it.
+func generatedKey(obj *fn.KubeObject) (copyKey, bool) {
+	if obj.GetAPIVersion() != "v1" || obj.GetLabel(v1alpha1.LabelManagedBy) != v1alpha1.ManagedByGlanceKRM {
+		return copyKey{}, false
+	}
+	k := copyKey{obj.GetNamespace(), obj.GetLabel(v1alpha1.LabelGlance), obj.GetLabel(v1alpha1.LabelComponent), obj.GetKind()}
+	return k, k.glance != "" && k.component != ""
 }
+
+// copyKey groups generated copies: one history per Glance, component and kind.
+type copyKey struct{ namespace, glance, component, kind string }
 
 func revisionOf(obj *fn.KubeObject) int {
 	n, _ := strconv.Atoi(obj.GetAnnotation(v1alpha1.AnnotationRevision))
 	return n
 }
 
-// upsertGenerated puts the rendered object into items, replacing the copy
-// of the same name if there is one (so running on our own output is a
-// no-op), numbering it as the newest revision, and dropping all but the
-// newest HistoryLimit copies. It returns the object's name.
-func upsertGenerated(items fn.KubeObjects, r rendered) (fn.KubeObjects, string, error) {
+// upsertGenerated renders the object that replaces the copy of the same
+// name among copies (the earlier copies of this Glance and component), if
+// there is one, so running on our own output is a no-op; numbers it as the
+// newest revision; and returns the copies to drop so that at most
+// HistoryLimit remain.
+func upsertGenerated(copies fn.KubeObjects, r rendered) (obj *fn.KubeObject, drop []*fn.KubeObject, err error) {
 	name := r.name()
-	var copies fn.KubeObjects
 	var current *fn.KubeObject
+	var older fn.KubeObjects
 	maxRev := 0
-	for _, it := range items {
-		if it.GetKind() != r.kind() || !isGenerated(it, r.glance.Namespace, r.glance.Name, r.component) {
+	for _, c := range copies {
+		if c.GetName() == name {
+			current = c
 			continue
 		}
-		copies = append(copies, it)
-		if it.GetName() == name {
-			current = it
-		} else {
-			maxRev = max(maxRev, revisionOf(it))
-		}
+		older = append(older, c)
+		maxRev = max(maxRev, revisionOf(c))
 	}
 	revision := maxRev + 1
 	if current != nil && revisionOf(current) > maxRev {
 		revision = revisionOf(current)
 	}
-	obj, err := r.object(revision)
-	if err != nil {
-		return items, "", err
+	if obj, err = r.object(revision); err != nil {
+		return nil, nil, err
 	}
 	if current != nil {
 		// Keep where the orchestrator said the copy lives, so kpt writes it
@@ -124,25 +118,17 @@ func upsertGenerated(items fn.KubeObjects, r rendered) (fn.KubeObjects, string, 
 		for k, v := range current.GetAnnotations() {
 			if isOrchestratorAnnotation(k) {
 				if err := obj.SetAnnotation(k, v); err != nil {
-					return items, "", err
+					return nil, nil, err
 				}
 			}
 		}
+		drop = append(drop, current)
 	}
-
-	older := slices.DeleteFunc(slices.Clone(copies), func(o *fn.KubeObject) bool { return o == current })
 	slices.SortStableFunc(older, func(a, b *fn.KubeObject) int { return revisionOf(b) - revisionOf(a) })
-	drop := map[*fn.KubeObject]bool{}
-	if current != nil {
-		drop[current] = true
+	if len(older) > HistoryLimit-1 {
+		drop = append(drop, older[HistoryLimit-1:]...)
 	}
-	for i, o := range older {
-		if i >= HistoryLimit-1 {
-			drop[o] = true
-		}
-	}
-	out := slices.DeleteFunc(items, func(o *fn.KubeObject) bool { return drop[o] })
-	return append(out, obj), name, nil
+	return obj, drop, nil
 }
 
 func isOrchestratorAnnotation(k string) bool {

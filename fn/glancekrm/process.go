@@ -31,6 +31,7 @@ func Process(rl *fn.ResourceList) (bool, error) {
 	for _, g := range r.sortedGlances() {
 		r.render(g)
 	}
+	r.items = append(slices.DeleteFunc(r.items, func(o *fn.KubeObject) bool { return r.drop[o] }), r.added...)
 	if !r.seen {
 		r.info(nil, Name+": no Glance or GlanceBackend in the input; nothing to render")
 	}
@@ -61,6 +62,12 @@ type run struct {
 	glances  map[objKey]*glanceEntry
 	backends []*backendEntry
 	seen     bool // any object of our API group and kinds, of any version
+
+	// Indexes built in one pass, so that a large input costs linear time.
+	workloads map[string][]*fn.KubeObject // by namespace
+	copies    map[copyKey]fn.KubeObjects  // earlier generated copies
+	drop      map[*fn.KubeObject]bool     // copies replaced or beyond history
+	added     fn.KubeObjects              // rendered objects, appended at the end
 }
 
 func (r *run) add(rs ...*fn.Result) { r.results = append(r.results, rs...) }
@@ -76,7 +83,16 @@ func (r *run) info(obj *fn.KubeObject, msg string) {
 // collect decodes and validates every Glance and GlanceBackend.
 func (r *run) collect() {
 	r.glances = map[objKey]*glanceEntry{}
+	r.workloads, r.copies, r.drop = map[string][]*fn.KubeObject{}, map[copyKey]fn.KubeObjects{}, map[*fn.KubeObject]bool{}
 	for _, obj := range r.items {
+		if isWorkloadKind(obj.GetAPIVersion(), obj.GetKind()) {
+			r.workloads[obj.GetNamespace()] = append(r.workloads[obj.GetNamespace()], obj)
+			continue
+		}
+		if k, ok := generatedKey(obj); ok {
+			r.copies[k] = append(r.copies[k], obj)
+			continue
+		}
 		gk := obj.GroupKind()
 		if gk.Group != v1alpha1.Group || (gk.Kind != v1alpha1.GlanceKind && gk.Kind != v1alpha1.GlanceBackendKind) {
 			continue
@@ -190,9 +206,16 @@ func (r *run) render(ge *glanceEntry) {
 		{rendered{g, v1alpha1.ComponentBackends, v1alpha1.KeyBackendsConf, backendsConf}, &w.backendsSec},
 		{rendered{g, v1alpha1.ComponentConfig, v1alpha1.KeyGlanceAPIConf, apiConf}, &w.configMap},
 	} {
-		if r.items, *out.name, err = upsertGenerated(r.items, out.r); err != nil {
+		key := copyKey{g.Namespace, g.Name, out.r.component, out.r.kind()}
+		obj, drop, err := upsertGenerated(r.copies[key], out.r)
+		if err != nil {
 			r.add(objectResult(ge.obj, fn.Error, err.Error()))
 			return
+		}
+		*out.name = obj.GetName()
+		r.added = append(r.added, obj)
+		for _, d := range drop {
+			r.drop[d] = true
 		}
 	}
 
@@ -211,20 +234,19 @@ func (r *run) render(ge *glanceEntry) {
 // Glance: same namespace, and the Glance's name or its label.
 func (r *run) wireWorkloads(ge *glanceEntry, w wiring) []string {
 	var wired []string
-	for i, obj := range r.items {
-		if !isWorkloadKind(obj.GetAPIVersion(), obj.GetKind()) || obj.GetNamespace() != ge.g.Namespace ||
-			(obj.GetName() != ge.g.Name && obj.GetLabel(v1alpha1.LabelGlance) != ge.g.Name) {
+	for _, obj := range r.workloads[ge.g.Namespace] {
+		if obj.GetName() != ge.g.Name && obj.GetLabel(v1alpha1.LabelGlance) != ge.g.Name {
 			continue
 		}
 		id := obj.GetKind() + " " + obj.GetName()
 		rn := obj.MoveToResourceNode()
 		warning, err := w.wire(rn)
-		r.items[i] = fn.MoveToKubeObject(rn)
+		*obj = *fn.MoveToKubeObject(rn)
 		switch {
 		case err != nil:
-			r.add(objectResult(r.items[i], fn.Error, fmt.Sprintf("%s: wiring %s: %v", Name, id, err)))
+			r.add(objectResult(obj, fn.Error, fmt.Sprintf("%s: wiring %s: %v", Name, id, err)))
 		case warning != "":
-			r.add(objectResult(r.items[i], fn.Warning, fmt.Sprintf(
+			r.add(objectResult(obj, fn.Warning, fmt.Sprintf(
 				"%s: %s belongs to Glance %q but was not wired: %s", Name, id, ge.g.Name, warning)))
 		default:
 			wired = append(wired, id)

@@ -80,7 +80,7 @@ func setVolume(pod *yaml.RNode, name, source, nameField, object string) error {
 		return err
 	}
 	if vol == nil {
-		vol = yaml.NewMapRNode(&map[string]string{"name": name})
+		vol = yaml.NewRNode(mapping("name", name))
 		if err := vols.PipeE(yaml.Append(vol.YNode())); err != nil {
 			return err
 		}
@@ -141,11 +141,7 @@ func ensureMount(c *yaml.RNode, volume, defaultPath string) (string, error) {
 			return f.Value.YNode().Value, nil
 		}
 	}
-	mount, err := yaml.FromMap(map[string]any{"name": volume, "mountPath": defaultPath, "readOnly": true})
-	if err != nil {
-		return "", err
-	}
-	return defaultPath, mounts.PipeE(yaml.Append(mount.YNode()))
+	return defaultPath, mounts.PipeE(yaml.Append(mapping("mountPath", defaultPath, "name", volume, "readOnly", true)))
 }
 
 // ensureConfigDir adds --config-dir <path> to the container's argv unless it
@@ -243,15 +239,11 @@ func setSecretEnv(c *yaml.RNode, env []envVar) error {
 		keep = append(keep, e.YNode())
 	}
 	for _, e := range env {
-		ref := map[string]any{"name": e.secret, "key": e.key}
+		ref := mapping("key", e.key, "name", e.secret)
 		if e.optional {
-			ref["optional"] = true
+			ref.Content = append(ref.Content, str("optional"), value(true))
 		}
-		n, err := yaml.FromMap(map[string]any{"name": e.name, "valueFrom": map[string]any{"secretKeyRef": ref}})
-		if err != nil {
-			return err
-		}
-		keep = append(keep, n.YNode())
+		keep = append(keep, mapping("name", e.name, "valueFrom", mapping("secretKeyRef", ref)))
 	}
 	list.YNode().Content = keep
 	return nil
