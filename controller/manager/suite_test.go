@@ -3,7 +3,11 @@ package manager_test
 import (
 	"context"
 	"fmt"
-	"github.com/go-logr/logr"
+	"bytes"
+	"sync"
+
+	"go.uber.org/zap/zapcore"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"os"
 	"path/filepath"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,7 +32,26 @@ var (
 	cfg          *rest.Config
 	k8s          client.Client // the tests' own client, not the controller's
 	statusWrites atomic.Int64
+	logs         syncBuffer
 )
+
+// syncBuffer is a bytes.Buffer the controller's goroutines can share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
 
 func TestMain(m *testing.M) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
@@ -39,7 +62,9 @@ func TestMain(m *testing.M) {
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "krm", "crds")},
 		ErrorIfCRDPathMissing: true,
 	}
-	ctrl.SetLogger(logr.Discard())
+	// Everything the controller logs, at every verbosity, kept for the
+	// secret-leak test to search.
+	ctrl.SetLogger(zap.New(zap.WriteTo(&logs), zap.UseDevMode(true), zap.Level(zapcore.Level(-10))))
 	var err error
 	if cfg, err = testEnv.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -17,26 +17,27 @@ import (
 // decodeStrict turns an object into its Go type the way the API server's
 // strict field validation would: an unknown or duplicated field (a typo
 // such as "isdefault") is an error with its path, not a silently ignored
-// setting. The defaults of the CRD are then applied.
-func decodeStrict(obj *fn.KubeObject, into interface{ Default() }) field.ErrorList {
+// setting. The defaults of the CRD are then applied. ok is false when the
+// object could not be decoded at all (wrong types, aliases): it is then
+// reported and otherwise left alone.
+func decodeStrict(obj *fn.KubeObject, into interface{ Default() }) (errs field.ErrorList, ok bool) {
 	// Borrow the node and give it back: the same *KubeObject stays in the
 	// list, without a deep copy.
 	rn := obj.MoveToResourceNode()
 	js, err := yamlToJSON(rn.YNode())
 	*obj = *fn.MoveToKubeObject(rn)
 	if err != nil {
-		return field.ErrorList{field.Invalid(field.NewPath("<object>"), omit, err.Error())}
+		return field.ErrorList{field.Invalid(field.NewPath("<object>"), omit, err.Error())}, false
 	}
 	strictErrs, err := sigsjson.UnmarshalStrict(js, into)
 	if err != nil {
-		return field.ErrorList{typeError(err)}
+		return field.ErrorList{typeError(err)}, false
 	}
-	var errs field.ErrorList
 	for _, e := range strictErrs {
 		errs = append(errs, strictFieldError(obj.GetKind(), e))
 	}
 	into.Default()
-	return errs
+	return errs, true
 }
 
 // strictFieldError turns a strict-decoding error into a field error with
@@ -48,8 +49,11 @@ func strictFieldError(kind string, e error) *field.Error {
 		if i := strings.LastIndex(p, "."); i > 0 {
 			explain += "." + p[:i]
 		}
-		return field.Invalid(pathOf(p), omit, fmt.Sprintf(
-			"%s (strict decoding: is it misspelt? see kubectl explain %s)", e.Error(), explain))
+		hint := "is it misspelt? see kubectl explain " + explain
+		if strings.HasPrefix(e.Error(), "duplicate field") {
+			hint = "the field is set twice; the API server would refuse it"
+		}
+		return field.Invalid(pathOf(p), omit, fmt.Sprintf("%s (strict decoding: %s)", e.Error(), hint))
 	}
 	return field.Invalid(field.NewPath("<object>"), omit, e.Error())
 }
@@ -89,14 +93,14 @@ func pathOf(dotted string) *field.Path {
 
 var omit = field.OmitValueType{}
 
-func decodeGlance(obj *fn.KubeObject) (*v1alpha1.Glance, field.ErrorList) {
+func decodeGlance(obj *fn.KubeObject) (*v1alpha1.Glance, field.ErrorList, bool) {
 	g := &v1alpha1.Glance{}
-	errs := decodeStrict(obj, g)
-	return g, errs
+	errs, ok := decodeStrict(obj, g)
+	return g, errs, ok
 }
 
-func decodeBackend(obj *fn.KubeObject) (*v1alpha1.GlanceBackend, field.ErrorList) {
+func decodeBackend(obj *fn.KubeObject) (*v1alpha1.GlanceBackend, field.ErrorList, bool) {
 	b := &v1alpha1.GlanceBackend{}
-	errs := decodeStrict(obj, b)
-	return b, errs
+	errs, ok := decodeStrict(obj, b)
+	return b, errs, ok
 }

@@ -127,7 +127,6 @@ func FuzzRules(f *testing.F) {
 	})
 }
 
-
 // withoutComments serializes the items with every comment removed: YAML
 // comments can drift between a head and a foot position when a document
 // is parsed and written again, which says nothing about the function.

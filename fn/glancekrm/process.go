@@ -104,7 +104,11 @@ func (r *run) collect() {
 			continue
 		}
 		if gk.Kind == v1alpha1.GlanceKind {
-			g, errs := decodeGlance(obj)
+			g, errs, ok := decodeGlance(obj)
+			if !ok {
+				r.add(fieldResults(obj, errs)...)
+				continue
+			}
 			errs = append(errs, v1alpha1.ValidateGlance(g)...)
 			key := objKey{g.Namespace, g.Name}
 			if prev, dup := r.glances[key]; dup {
@@ -117,7 +121,11 @@ func (r *run) collect() {
 			}
 			continue
 		}
-		b, errs := decodeBackend(obj)
+		b, errs, ok := decodeBackend(obj)
+		if !ok {
+			r.add(fieldResults(obj, errs)...)
+			continue
+		}
 		errs = append(errs, v1alpha1.ValidateGlanceBackend(b)...)
 		r.add(fieldResults(obj, errs)...)
 		r.backends = append(r.backends, &backendEntry{obj: obj, b: b, valid: len(errs) == 0})

@@ -103,3 +103,14 @@ func execOutput(t *testing.T) string {
 	return mustRun(t, os.Environ(), "", mustEnv(t, "KUSTOMIZE_BIN"), "build", "--enable-alpha-plugins", "--enable-exec",
 		filepath.Join(root, "examples/standalone"))
 }
+
+// runWithStdin runs a command with the given standard input.
+func runWithStdin(t *testing.T, stdin string, name string, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return out.String(), errb.String(), err
+}
