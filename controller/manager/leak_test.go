@@ -33,7 +33,7 @@ func TestNoSecretLeaks(t *testing.T) {
 	wantCondition(t, orphan, v1alpha1.ConditionCredentialsReady, "False", v1alpha1.ReasonWaitingForParent)
 
 	for _, data := range []map[string][]byte{
-		{v1alpha1.CredentialsAccessKeyID: []byte(access)},                                                                       // a key missing
+		{v1alpha1.CredentialsAccessKeyID: []byte(access)},                                                                      // a key missing
 		{v1alpha1.CredentialsAccessKeyID: []byte(access), v1alpha1.CredentialsSecretAccessKey: []byte(secret + "\n" + secret)}, // a control character
 		{v1alpha1.CredentialsAccessKeyID: []byte(access + "\x00"), v1alpha1.CredentialsSecretAccessKey: []byte(secret)},
 	} {

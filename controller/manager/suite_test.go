@@ -1,16 +1,16 @@
 package manager_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"bytes"
 	"sync"
 
 	"go.uber.org/zap/zapcore"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"os"
 	"path/filepath"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sync/atomic"
 	"testing"
 	"time"
