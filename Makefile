@@ -22,7 +22,7 @@ export KUSTOMIZE_BIN    := $(KUSTOMIZE)
 export CONTROLLER_GEN_BIN := $(CONTROLLER_GEN)
 export VERSITYGW_BIN    := $(VERSITYGW)
 
-.PHONY: all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers generate tools deps-python deps-glance clean
+.PHONY: all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench fuzz generate tools deps-python deps-glance clean
 
 all: build
 
@@ -91,6 +91,16 @@ image: build $(KUSTOMIZE) deps-containers
 ## plugin, each with the real tool
 e2e-packaging: image
 	go test $(GO_TEST_FLAGS) -tags e2e -v -timeout 20m ./tests/packaging/
+
+## bench: benchmarks against their floors, written to BENCHMARKS.md (not in make test)
+bench: build $(KUSTOMIZE) image
+	CACHE=$(CACHE) bash hack/bench.sh
+
+## fuzz: each fuzz target for FUZZTIME (make test runs their seed corpus)
+FUZZTIME ?= 1m
+fuzz:
+	for f in FuzzProcess FuzzOsloValue FuzzRules; do \
+	  go test -run XXX -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./fn/glancekrm/ || exit 1; done
 
 ## deps-containers: podman, buildah and runc (no container engine service
 ## runs here) and a static busybox for the Argo CD sidecar

@@ -2,6 +2,7 @@ package glancekrm
 
 import (
 	"bytes"
+	"fmt"
 	"flag"
 	"os"
 	"path/filepath"
@@ -112,17 +113,31 @@ func TestGolden(t *testing.T) {
 // byte for byte, for every golden case (kpt re-runs pipelines on what they
 // wrote last time; Argo CD re-renders on every refresh).
 func TestIdempotent(t *testing.T) {
-	for _, dir := range goldenCases(t) {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			once, _ := runFn(t, resourceList(t, input))
+	for name, rl := range allInputs(t) {
+		t.Run(name, func(t *testing.T) {
+			once, _ := runFn(t, rl)
 			twice, _ := runFn(t, itemsOf(t, once))
 			if diff := cmp.Diff(string(itemsOf(t, once)), string(itemsOf(t, twice))); diff != "" {
 				t.Errorf("second run changed the objects (-first +second):\n%s", diff)
 			}
 		})
 	}
+}
+
+// allInputs are the golden cases and generated inputs of several sizes,
+// as ResourceLists, by name.
+func allInputs(t *testing.T) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, dir := range goldenCases(t) {
+		input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(dir)] = resourceList(t, input)
+	}
+	for _, n := range [][2]int{{1, 1}, {3, 4}, {12, 5}} {
+		out[fmt.Sprintf("generated-%d-glances-%d-backends", n[0], n[1])] = generatedInput(n[0], n[1])
+	}
+	return out
 }

@@ -157,17 +157,13 @@ func TestHistory(t *testing.T) {
 // TestDeterministic: the same input gives byte-identical output, run after
 // run and whatever the order of the input objects.
 func TestDeterministic(t *testing.T) {
-	for _, dir := range goldenCases(t) {
-		t.Run(dir, func(t *testing.T) {
-			input, err := os.ReadFile(dir + "/input.yaml")
+	for name, input := range allInputs(t) {
+		t.Run(name, func(t *testing.T) {
+			rl, err := fn.ParseResourceList(input)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rl, err := fn.ParseResourceList(resourceList(t, input))
-			if err != nil {
-				t.Fatal(err)
-			}
-			first, _ := runFn(t, resourceList(t, input))
+			first, _ := runFn(t, input)
 			rng := rand.New(rand.NewPCG(1, 2))
 			for i := range 20 {
 				items := slices.Clone(rl.Items)
