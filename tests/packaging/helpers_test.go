@@ -114,3 +114,16 @@ func runWithStdin(t *testing.T, stdin string, name string, args ...string) (stri
 	err := cmd.Run()
 	return out.String(), errb.String(), err
 }
+
+// dockerShim writes, into dir, the `docker` kustomize calls for container
+// functions: it execs podman with the same arguments.
+func dockerShim(t *testing.T, dir string) {
+	t.Helper()
+	podman, err := exec.LookPath("podman")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "docker"), []byte("#!/bin/sh\nexec "+podman+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}

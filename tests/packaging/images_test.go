@@ -4,7 +4,6 @@ package packaging_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -43,13 +42,7 @@ func TestKustomizeContainerModeEqualsExecMode(t *testing.T) {
 	env := containerEnv(t)
 	tagPinned(t, env, fnImage)
 	shim := t.TempDir()
-	podman, err := exec.LookPath("podman")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(shim, "docker"), []byte("#!/bin/sh\nexec "+podman+" \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dockerShim(t, shim)
 	env = append(env, "PATH="+shim+":"+os.Getenv("PATH"))
 	got := mustRun(t, env, "", mustEnv(t, "KUSTOMIZE_BIN"), "build", "--enable-alpha-plugins", filepath.Join(root, "examples/standalone-container"))
 	if diff := cmp.Diff(execOutput(t), got); diff != "" {

@@ -4,7 +4,6 @@ package packaging_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,19 +37,13 @@ func TestREADMECommands(t *testing.T) {
 	env := containerEnv(t)
 	tagPinned(t, env, fnImage)
 	bin := t.TempDir()
-	podman, err := exec.LookPath("podman")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dockerShim(t, bin)
 	for name, target := range map[string]string{
 		"kustomize": mustEnv(t, "KUSTOMIZE_BIN"), "glance-krm-fn": mustEnv(t, "GLANCE_KRM_FN"),
 	} {
 		if err := os.Symlink(target, filepath.Join(bin, name)); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := os.WriteFile(filepath.Join(bin, "docker"), []byte("#!/bin/sh\nexec "+podman+" \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
 	}
 	env = append(env, "PATH="+bin+":"+os.Getenv("PATH"))
 	for _, block := range blocks {
