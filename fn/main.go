@@ -30,13 +30,7 @@ func run(stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: reading stdin: %v\n", glancekrm.Name, err)
 		return 1
 	}
-	var results fn.Results
-	out, err := fn.Run(fn.ResourceListProcessorFunc(func(rl *fn.ResourceList) (bool, error) {
-		before := len(rl.Results)
-		ok, err := glancekrm.Process(rl)
-		results = rl.Results[before:]
-		return ok, err
-	}), in)
+	out, results, err := glancekrm.Run(in)
 	if out == nil && err != nil {
 		// The input never reached the function (not a ResourceList): answer
 		// with a ResourceList holding one error result, so an orchestrator

@@ -21,7 +21,7 @@ func BenchmarkProcess(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(in)))
 			for b.Loop() {
-				if _, err := fn.Run(fn.ResourceListProcessorFunc(Process), in); err != nil {
+				if _, _, err := Run(in); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -41,6 +41,28 @@ func BenchmarkFloor(b *testing.B) {
 					b.Fatal(err)
 				}
 				if _, err := rl.ToYAML(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFloorItemWriter is the floor with the function's own writer
+// (WriteResourceList), so the comparison separates processing from
+// serialization.
+func BenchmarkFloorItemWriter(b *testing.B) {
+	for _, n := range benchSizes {
+		in := generatedInput(n, benchBackends)
+		b.Run(fmt.Sprintf("glances=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				rl, err := fn.ParseResourceList(in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := WriteResourceList(rl); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -39,7 +39,7 @@ func resourceList(t testing.TB, docs []byte) []byte {
 // reports whether it failed (the binary's non-zero exit).
 func runFn(t testing.TB, rl []byte) ([]byte, bool) {
 	t.Helper()
-	out, err := fn.Run(fn.ResourceListProcessorFunc(Process), rl)
+	out, _, err := Run(rl)
 	if err != nil && !strings.Contains(err.Error(), "function failure") {
 		t.Fatalf("function broke instead of reporting a result: %v", err)
 	}

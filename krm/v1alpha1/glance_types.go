@@ -39,6 +39,8 @@ type GlanceSpec struct {
 	// KeystoneEndpoint is the Identity API URL the service authenticates
 	// against ([keystone_authtoken] auth_url).
 	// +kubebuilder:validation:Pattern=`^https?://`
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule=`!self.contains('\n') && !self.contains('\r')`,message=`must not contain a newline or carriage return (INI injection guard)`
 	KeystoneEndpoint string `json:"keystoneEndpoint"`
 
 	// KeystonePublicEndpoint is the browser-facing Identity URL returned in
@@ -46,10 +48,14 @@ type GlanceSpec struct {
 	// to keystoneEndpoint.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^https?://`
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule=`!self.contains('\n') && !self.contains('\r')`,message=`must not contain a newline or carriage return (INI injection guard)`
 	KeystonePublicEndpoint string `json:"keystonePublicEndpoint,omitempty"`
 
 	// Region is the Identity region ([keystone_authtoken] region_name).
 	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule=`!self.contains('\n') && !self.contains('\r')`,message=`must not contain a newline or carriage return (INI injection guard)`
 	Region string `json:"region,omitempty"`
 
 	// ServiceUser is the Keystone user the service authenticates as.
@@ -122,21 +128,29 @@ type ServiceUserSpec struct {
 	// +optional
 	// +kubebuilder:default=glance
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule=`!self.contains('\n') && !self.contains('\r')`,message=`must not contain a newline or carriage return (INI injection guard)`
 	Username string `json:"username,omitempty"`
 	// ProjectName is the service user's project.
 	// +optional
 	// +kubebuilder:default=service
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule=`!self.contains('\n') && !self.contains('\r')`,message=`must not contain a newline or carriage return (INI injection guard)`
 	ProjectName string `json:"projectName,omitempty"`
 	// UserDomainName is the service user's domain.
 	// +optional
 	// +kubebuilder:default=Default
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule=`!self.contains('\n') && !self.contains('\r')`,message=`must not contain a newline or carriage return (INI injection guard)`
 	UserDomainName string `json:"userDomainName,omitempty"`
 	// ProjectDomainName is the service project's domain.
 	// +optional
 	// +kubebuilder:default=Default
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule=`!self.contains('\n') && !self.contains('\r')`,message=`must not contain a newline or carriage return (INI injection guard)`
 	ProjectDomainName string `json:"projectDomainName,omitempty"`
 	// SecretRef locates the service user's password, delivered to glance-api
 	// as OS_KEYSTONE_AUTHTOKEN__PASSWORD and never rendered into a file.

@@ -101,10 +101,14 @@ type S3BackendSpec struct {
 	// Host is the S3 endpoint URL (s3_store_host).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:Pattern=`^https?://`
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule=`!self.contains('\n') && !self.contains('\r')`,message=`must not contain a newline or carriage return (INI injection guard)`
 	Host string `json:"host"`
 
 	// Bucket is the bucket images are stored in (s3_store_bucket).
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule=`!self.contains('\n') && !self.contains('\r')`,message=`must not contain a newline or carriage return (INI injection guard)`
 	Bucket string `json:"bucket"`
 
 	// CredentialsSecretRef names the Secret holding the S3 credentials under
@@ -122,6 +126,8 @@ type S3BackendSpec struct {
 
 	// Region is the S3 region the bucket lives in (s3_store_region_name).
 	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule=`!self.contains('\n') && !self.contains('\r')`,message=`must not contain a newline or carriage return (INI injection guard)`
 	Region string `json:"region,omitempty"`
 
 	// CreateBucketOnPut creates the bucket on first write

@@ -59,3 +59,14 @@ func keyPath(path *field.Path, key string) *field.Path {
 var plainKey = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
 var omit = field.OmitValueType{}
+
+// noCRLF is the INI-injection guard on a typed field glance-krm renders
+// into a config file: oslo.config cannot read a line break back, and a
+// carriage return would start a new line in its reader.
+func noCRLF(path *field.Path, v string, limit int) field.ErrorList {
+	errs := maxLength(path, v, limit)
+	if hasCRLF(v) {
+		errs = append(errs, field.Invalid(path, omit, MsgINIInjection))
+	}
+	return errs
+}

@@ -38,6 +38,21 @@ func ValidateGlance(g *Glance) field.ErrorList {
 	if s.KeystonePublicEndpoint != "" {
 		errs = append(errs, matches(spec.Child("keystonePublicEndpoint"), s.KeystonePublicEndpoint, httpURL)...)
 	}
+	for _, f := range []struct {
+		path  *field.Path
+		v     string
+		limit int
+	}{
+		{spec.Child("keystoneEndpoint"), s.KeystoneEndpoint, 2048},
+		{spec.Child("keystonePublicEndpoint"), s.KeystonePublicEndpoint, 2048},
+		{spec.Child("region"), s.Region, 128},
+		{spec.Child("serviceUser", "username"), s.ServiceUser.Username, 255},
+		{spec.Child("serviceUser", "projectName"), s.ServiceUser.ProjectName, 255},
+		{spec.Child("serviceUser", "userDomainName"), s.ServiceUser.UserDomainName, 255},
+		{spec.Child("serviceUser", "projectDomainName"), s.ServiceUser.ProjectDomainName, 255},
+	} {
+		errs = append(errs, noCRLF(f.path, f.v, f.limit)...)
+	}
 	errs = append(errs, minLength1(spec.Child("serviceUser", "secretRef", "name"), s.ServiceUser.SecretRef.Name)...)
 	errs = append(errs, minLength1(spec.Child("database", "secretRef", "name"), s.Database.SecretRef.Name)...)
 	if s.Cache != nil {

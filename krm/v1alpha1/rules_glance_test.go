@@ -59,6 +59,14 @@ func TestValidateGlance(t *testing.T) {
 			mutate: func(g *Glance) { g.Spec.KeystoneEndpoint = "keystone:5000" },
 			want:   []verdict{invalid("spec.keystoneEndpoint", "should match '^https?://'")},
 		},
+		"keystoneEndpoint with a newline after its scheme": {
+			mutate: func(g *Glance) { g.Spec.KeystoneEndpoint = "http://keystone\n[database]" },
+			want:   []verdict{invalid("spec.keystoneEndpoint", MsgINIInjection)},
+		},
+		"service user name with a carriage return": {
+			mutate: func(g *Glance) { g.Spec.ServiceUser.ProjectName = "service\r" },
+			want:   []verdict{invalid("spec.serviceUser.projectName", MsgINIInjection)},
+		},
 		"keystonePublicEndpoint pattern": {
 			mutate: func(g *Glance) { g.Spec.KeystonePublicEndpoint = "ftp://x" },
 			want:   []verdict{invalid("spec.keystonePublicEndpoint", "should match '^https?://'")},

@@ -56,7 +56,10 @@ func validateS3(s *S3BackendSpec, path *field.Path) field.ErrorList {
 	if s.Host != "" {
 		errs = append(errs, matches(path.Child("host"), s.Host, httpURL)...)
 	}
+	errs = append(errs, noCRLF(path.Child("host"), s.Host, 2048)...)
 	errs = append(errs, minLength1(path.Child("bucket"), s.Bucket)...)
+	errs = append(errs, noCRLF(path.Child("bucket"), s.Bucket, 255)...)
+	errs = append(errs, noCRLF(path.Child("region"), s.Region, 128)...)
 	errs = append(errs, minLength1(path.Child("credentialsSecretRef", "name"), s.CredentialsSecretRef.Name)...)
 	if f := s.BucketURLFormat; f != "" && f != "path" && f != "virtual" {
 		errs = append(errs, field.NotSupported(path.Child("bucketURLFormat"), f, bucketURLFormats))

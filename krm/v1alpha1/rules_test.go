@@ -77,6 +77,18 @@ func TestValidateGlanceBackend(t *testing.T) {
 			mutate: func(b *GlanceBackend) { b.Spec.S3.Host = "" },
 			want:   []verdict{invalid("spec.s3.host", "should be at least 1 chars long")},
 		},
+		"bucket with a carriage return (found by FuzzRules)": {
+			mutate: func(b *GlanceBackend) { b.Spec.S3.Bucket = "\r" },
+			want:   []verdict{invalid("spec.s3.bucket", MsgINIInjection)},
+		},
+		"region with a newline": {
+			mutate: func(b *GlanceBackend) { b.Spec.S3.Region = "eu\nx = y" },
+			want:   []verdict{invalid("spec.s3.region", MsgINIInjection)},
+		},
+		"host with a newline after its scheme": {
+			mutate: func(b *GlanceBackend) { b.Spec.S3.Host = "http://s3\n[glance_store]" },
+			want:   []verdict{invalid("spec.s3.host", MsgINIInjection)},
+		},
 		"bucket empty": {
 			mutate: func(b *GlanceBackend) { b.Spec.S3.Bucket = "" },
 			want:   []verdict{invalid("spec.s3.bucket", "should be at least 1 chars long")},
