@@ -3,6 +3,7 @@ package glancekrm
 import (
 	"bytes"
 	"fmt"
+	"sort"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -38,7 +39,7 @@ func Run(in []byte) (out []byte, results fn.Results, err error) {
 
 // WriteResourceList serializes rl as (*fn.ResourceList).ToYAML does.
 func WriteResourceList(rl *fn.ResourceList) ([]byte, error) {
-	rl.Sort()
+	sortItems(rl.Items)
 	rest := &fn.ResourceList{FunctionConfig: rl.FunctionConfig, Results: rl.Results}
 	tail, err := rest.ToYAML()
 	if err != nil {
@@ -88,4 +89,27 @@ func WriteResourceList(rl *fn.ResourceList) ([]byte, error) {
 		b.Write(head[2])
 	}
 	return b.Bytes(), nil
+}
+
+// sortItems orders items as (*fn.ResourceList).Sort does, with the same
+// sort.Sort and the same key, computed once per item instead of twice per
+// comparison: the same comparisons give the same order, ties included.
+func sortItems(items fn.KubeObjects) {
+	k := keyedItems{items: items, keys: make([]string, len(items))}
+	for i, it := range items {
+		k.keys[i] = fmt.Sprintf("%s %s %s %s", it.GetAPIVersion(), it.GetKind(), it.GetNamespace(), it.GetName())
+	}
+	sort.Sort(k)
+}
+
+type keyedItems struct {
+	items fn.KubeObjects
+	keys  []string
+}
+
+func (k keyedItems) Len() int           { return len(k.items) }
+func (k keyedItems) Less(i, j int) bool { return k.keys[i] < k.keys[j] }
+func (k keyedItems) Swap(i, j int) {
+	k.items[i], k.items[j] = k.items[j], k.items[i]
+	k.keys[i], k.keys[j] = k.keys[j], k.keys[i]
 }
