@@ -116,6 +116,9 @@ for ((k = 0; k < 50; k++)); do t=$(now); /bin/true; true_starts+=($(( $(now) - t
 true_ms=$(printf '%s\n' "${true_starts[@]}" | sort -n | awk '{x[NR]=$1} END {printf "%.1f", x[int((NR+1)/2)]/1e6}')
 
 mb() { awk -v x="$1" 'BEGIN{printf "%.1f", x/1e6}'; }
+verdict() { awk -v x="$1" -v lim="$2" 'BEGIN{print (x <= lim) ? "met" : "not met"}'; }
+r1000=$(ratio "$p1000" "$f1000")
+share=$(awk -v a="$large_alone" -v b="$large_fn" 'BEGIN{printf "%.0f", 100*a/b}')
 cat > BENCHMARKS.md <<EOT
 # Benchmarks
 
@@ -123,6 +126,25 @@ Written by \`make bench\` (\`hack/bench.sh\`) on $(date -u +%Y-%m-%d): $(nproc) 
 $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3),
 kustomize $("$KUSTOMIZE" version 2>/dev/null | head -1). The machine is shared and noisy: read the
 ratios, which compare runs made side by side in this one run, not the absolute times.
+
+## Goals
+
+| goal | measured | verdict |
+| --- | --- | --- |
+| Process <= 1.5x the floor at 1,000 Glances | ${r1000}x | $(verdict "$r1000" 1.5) |
+| 10x the objects <= 11x the time (100 -> 1,000 Glances) | ${growth_p}x | $(verdict "$growth_p" 11) |
+| kustomize with the function <= 1.3x static, 1 Glance | ${small_ratio}x | $(verdict "$small_ratio" 1.3) |
+| kustomize with the function <= 1.3x static, 200 Glances | ${large_ratio}x | $(verdict "$large_ratio" 1.3) |
+
+What limits the kustomize ratios is kustomize's exec-function plumbing,
+not the function: on the 200-Glance input the function alone takes
+${large_alone} ms (${share}% of the ${large_fn} ms build); the rest of the
+difference is kustomize serializing its resources into a ResourceList,
+running the process and parsing the answer back into its own resource
+model. For one Glance the process start alone (${start_ms} ms, against
+${true_ms} ms for /bin/true) and the same plumbing dominate. Making the
+function faster cannot close that gap; the Go benchmarks above show the
+function's own share.
 
 ## The function against its floor (Go benchmarks)
 
