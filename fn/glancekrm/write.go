@@ -39,6 +39,12 @@ func Run(in []byte) (out []byte, results fn.Results, err error) {
 
 // WriteResourceList serializes rl as (*fn.ResourceList).ToYAML does.
 func WriteResourceList(rl *fn.ResourceList) ([]byte, error) {
+	if rootComments(rl.Items) {
+		// go-yaml places a comment on an item's own node around the "-" of
+		// the list, which a document of its own cannot reproduce: such rare
+		// input takes the SDK's writer.
+		return rl.ToYAML()
+	}
 	sortItems(rl.Items)
 	rest := &fn.ResourceList{FunctionConfig: rl.FunctionConfig, Results: rl.Results}
 	tail, err := rest.ToYAML()
@@ -62,21 +68,15 @@ func WriteResourceList(rl *fn.ResourceList) ([]byte, error) {
 		for _, it := range rl.Items {
 			doc.Reset()
 			rn := it.MoveToResourceNode()
-			flow := rn.YNode().Style&yaml.FlowStyle != 0
 			err := yaml.NewEncoder(&doc).Encode(rn.YNode())
 			*it = *fn.MoveToKubeObject(rn)
 			if err != nil {
 				return nil, err
 			}
-			// A flow-style item's head comment stands before its "-"; a
-			// block-style item's follows it, as go-yaml emits them.
-			first := true
-			for _, line := range bytes.SplitAfter(bytes.TrimSuffix(doc.Bytes(), []byte("\n")), []byte("\n")) {
+			for i, line := range bytes.SplitAfter(bytes.TrimSuffix(doc.Bytes(), []byte("\n")), []byte("\n")) {
 				switch {
-				case first && flow && bytes.HasPrefix(line, []byte("#")):
-				case first:
+				case i == 0:
 					b.WriteString("- ")
-					first = false
 				case len(line) > 1:
 					b.WriteString("  ")
 				}
@@ -112,4 +112,19 @@ func (k keyedItems) Less(i, j int) bool { return k.keys[i] < k.keys[j] }
 func (k keyedItems) Swap(i, j int) {
 	k.items[i], k.items[j] = k.items[j], k.items[i]
 	k.keys[i], k.keys[j] = k.keys[j], k.keys[i]
+}
+
+// rootComments tells whether any item carries a comment on its own node
+// (rather than on a field inside it).
+func rootComments(items fn.KubeObjects) bool {
+	for _, it := range items {
+		rn := it.MoveToResourceNode()
+		n := rn.YNode()
+		has := n.HeadComment != "" || n.LineComment != "" || n.FootComment != ""
+		*it = *fn.MoveToKubeObject(rn)
+		if has {
+			return true
+		}
+	}
+	return false
 }
