@@ -77,7 +77,7 @@ func WriteResourceList(rl *fn.ResourceList) ([]byte, error) {
 				switch {
 				case i == 0:
 					b.WriteString("- ")
-				case len(line) > 1:
+				case line[0] != '\n': // blank lines in block scalars stay blank
 					b.WriteString("  ")
 				}
 				b.Write(line)
