@@ -42,7 +42,7 @@ func (r rendered) name() string {
 }
 
 // object builds the immutable Secret or ConfigMap.
-func (r rendered) object(revision int) (*fn.KubeObject, error) {
+func (r rendered) object(revision int) *fn.KubeObject {
 	meta := mapping(
 		"annotations", mapping(
 			v1alpha1.AnnotationArgoCDSync, v1alpha1.ArgoCDPruneLast,
@@ -66,7 +66,7 @@ func (r rendered) object(revision int) (*fn.KubeObject, error) {
 	} else {
 		obj = mapping("apiVersion", "v1", "data", data, "immutable", true, "kind", "ConfigMap", "metadata", meta)
 	}
-	return fn.MoveToKubeObject(yaml.NewRNode(obj)), nil
+	return fn.MoveToKubeObject(yaml.NewRNode(obj))
 }
 
 // generatedKey says which Glance and component an item is a generated copy
@@ -109,9 +109,7 @@ func upsertGenerated(copies fn.KubeObjects, r rendered) (obj *fn.KubeObject, dro
 	if current != nil && revisionOf(current) > maxRev {
 		revision = revisionOf(current)
 	}
-	if obj, err = r.object(revision); err != nil {
-		return nil, nil, err
-	}
+	obj = r.object(revision)
 	if current != nil {
 		// Keep where the orchestrator said the copy lives, so kpt writes it
 		// back to the same file.
