@@ -7,6 +7,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,10 +15,32 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 
 	"github.com/c5c3/glance-krm/fn/glancekrm"
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "credentials" {
+		os.Exit(credentials(os.Args[2:], os.Stderr))
+	}
 	os.Exit(run(os.Stdin, os.Stdout, os.Stderr))
+}
+
+// credentials is the init container the function wires into every
+// glance-api pod: it turns the mounted credential Secrets into one
+// oslo.config file (see glancekrm.WriteCredentials).
+func credentials(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("credentials", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	from := fs.String("from", v1alpha1.MountCredentialsIn, "folder the credential Secrets are mounted at")
+	to := fs.String("to", v1alpha1.MountCredentialsDir+v1alpha1.CredentialsFile, "oslo.config file to write")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := glancekrm.WriteCredentials(*from, *to, stderr); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
 }
 
 // run exits non-zero whenever an error result exists: kustomize and kpt

@@ -29,6 +29,12 @@ func decodeStrict(obj *fn.KubeObject, into interface{ Default() }) (errs field.E
 	if err != nil {
 		return field.ErrorList{field.Invalid(field.NewPath("<object>"), omit, err.Error())}, false
 	}
+	var generic any
+	if err := json.Unmarshal(js, &generic); err == nil {
+		if errs := typeErrors(generic, reflect.TypeOf(into).Elem()); len(errs) > 0 {
+			return errs, false
+		}
+	}
 	strictErrs, err := sigsjson.UnmarshalStrict(js, into)
 	if err != nil {
 		return field.ErrorList{typeError(err)}, false

@@ -124,7 +124,7 @@ func FuzzRules(f *testing.F) {
 		}
 		g := &v1alpha1.Glance{}
 		g.Name, g.Namespace = "glance", "ns"
-		if _, err := renderBackendsConf(g, []*v1alpha1.GlanceBackend{b}); err != nil {
+		if _, err := renderBackendsConf(g, []*v1alpha1.GlanceBackend{b}).String(); err != nil {
 			t.Fatalf("a backend the rules accept does not render: %v", err)
 		}
 	})

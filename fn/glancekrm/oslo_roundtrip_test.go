@@ -152,13 +152,25 @@ func TestOsloConfigRoundTrip(t *testing.T) {
 		}
 	}
 
+	osloReadBack(t, []string{configDir, backendsDir}, want)
+	if t.Failed() {
+		t.Logf("rendered files are in %s", dir)
+	}
+}
+
+// osloReadBack reads the files of dirs with Debian's oslo.config, as
+// glance-api would (--config-dir, in order), and checks that every option
+// of want reads back exactly.
+func osloReadBack(t *testing.T, dirs []string, want map[string]map[string]string) {
+	t.Helper()
+	python := "/usr/bin/python3"
 	options := map[string][]string{}
 	for section, kv := range want {
 		for k := range kv {
 			options[section] = append(options[section], k)
 		}
 	}
-	req, _ := json.Marshal(map[string]any{"files": []string{}, "dirs": []string{configDir, backendsDir}, "options": options})
+	req, _ := json.Marshal(map[string]any{"files": []string{}, "dirs": dirs, "options": options})
 	cmd := exec.Command(python, "testdata/oslo_read.py")
 	cmd.Stdin = bytes.NewReader(req)
 	cmd.Env = append(os.Environ(), "LANG=C.UTF-8", "PYTHONPATH=")
@@ -175,11 +187,8 @@ func TestOsloConfigRoundTrip(t *testing.T) {
 	for section, kv := range want {
 		for k, v := range kv {
 			if read[section][k] != v {
-				t.Errorf("[%s] %s: oslo.config read %q, the custom resource says %q", section, k, read[section][k], v)
+				t.Errorf("[%s] %s: oslo.config read %q, want %q", section, k, read[section][k], v)
 			}
 		}
-	}
-	if t.Failed() {
-		t.Logf("rendered files are in %s", dir)
 	}
 }

@@ -7,6 +7,7 @@ package glancekrm
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -26,8 +27,12 @@ const Name = "glance-krm"
 // error, because kustomize and kpt judge a function by its exit code.
 func Process(rl *fn.ResourceList) (bool, error) {
 	r := &run{items: rl.Items}
+	var cfgResults fn.Results
+	r.config, cfgResults = readConfig(rl.FunctionConfig)
+	r.add(cfgResults...)
 	r.collect()
 	r.attach()
+	r.claim()
 	for _, g := range r.sortedGlances() {
 		r.render(g)
 	}
@@ -35,6 +40,7 @@ func Process(rl *fn.ResourceList) (bool, error) {
 	if !r.seen {
 		r.info(nil, Name+": no Glance or GlanceBackend in the input; nothing to render")
 	}
+	redactResults(r.results)
 	sortResults(r.results)
 	rl.Items = r.items
 	rl.Results = append(rl.Results, r.results...)
@@ -42,10 +48,13 @@ func Process(rl *fn.ResourceList) (bool, error) {
 }
 
 type glanceEntry struct {
-	obj      *fn.KubeObject
-	g        *v1alpha1.Glance
-	valid    bool
-	backends []*backendEntry
+	obj       *fn.KubeObject
+	g         *v1alpha1.Glance
+	valid     bool
+	backends  []*backendEntry
+	broken    []string         // attached backends that could not be decoded
+	names     []string         // its name, then the names kustomize renamed it from
+	workloads []*fn.KubeObject // the workloads it alone claims
 }
 
 type backendEntry struct {
@@ -57,11 +66,17 @@ type backendEntry struct {
 type objKey struct{ ns, name string }
 
 type run struct {
+	config   config
 	items    fn.KubeObjects
 	results  fn.Results
 	glances  map[objKey]*glanceEntry
 	backends []*backendEntry
 	seen     bool // any object of our API group and kinds, of any version
+	// stateless is true under kustomize (and so Argo CD): generated copies
+	// in its input come from a base's render in the same build, never from
+	// an earlier run, so they are replaced rather than kept as history.
+	stateless bool
+	byName    map[objKey]*glanceEntry // every name a Glance was known by
 
 	// Indexes built in one pass, so that a large input costs linear time.
 	workloads map[string][]*fn.KubeObject // by namespace
@@ -82,15 +97,25 @@ func (r *run) info(obj *fn.KubeObject, msg string) {
 
 // collect decodes and validates every Glance and GlanceBackend.
 func (r *run) collect() {
-	r.glances = map[objKey]*glanceEntry{}
+	r.glances, r.byName = map[objKey]*glanceEntry{}, map[objKey]*glanceEntry{}
 	r.workloads, r.copies, r.drop = map[string][]*fn.KubeObject{}, map[copyKey]fn.KubeObjects{}, map[*fn.KubeObject]bool{}
+	seenBackends := map[objKey]*backendEntry{}
+	var broken []*fn.KubeObject
 	for _, obj := range r.items {
+		if obj.GetAnnotation(annotationKustomizeID) != "" {
+			r.stateless = true
+		}
 		if isWorkloadKind(obj.GetAPIVersion(), obj.GetKind()) {
 			r.workloads[obj.GetNamespace()] = append(r.workloads[obj.GetNamespace()], obj)
 			continue
 		}
 		if k, ok := generatedKey(obj); ok {
 			r.copies[k] = append(r.copies[k], obj)
+			continue
+		}
+		if msg := kindProblem(obj); msg != "" {
+			r.seen = true
+			r.add(withTag(objectResult(obj, fn.Error, msg), tagRule, "kind"))
 			continue
 		}
 		gk := obj.GroupKind()
@@ -101,6 +126,7 @@ func (r *run) collect() {
 		if v := obj.GroupVersionKind().Version; v != v1alpha1.Version {
 			r.add(withTag(objectResult(obj, fn.Error, fmt.Sprintf(
 				"apiVersion %s is not served by %s; use %s", obj.GetAPIVersion(), Name, v1alpha1.APIVersion)), tagRule, "apiVersion"))
+			broken = append(broken, obj)
 			continue
 		}
 		if gk.Kind == v1alpha1.GlanceKind {
@@ -113,43 +139,129 @@ func (r *run) collect() {
 			key := objKey{g.Namespace, g.Name}
 			if prev, dup := r.glances[key]; dup {
 				prev.valid = false
-				errs = append(errs, field.Duplicate(field.NewPath("metadata", "name"), g.Name))
+				errs = append(errs, duplicate(v1alpha1.GlanceKind, g.Namespace, g.Name))
 			}
 			r.add(fieldResults(obj, errs)...)
 			if _, dup := r.glances[key]; !dup {
-				r.glances[key] = &glanceEntry{obj: obj, g: g, valid: len(errs) == 0}
+				ge := &glanceEntry{obj: obj, g: g, valid: len(errs) == 0, names: append([]string{g.Name}, previousNames(obj)...)}
+				r.glances[key] = ge
 			}
 			continue
 		}
 		b, errs, ok := decodeBackend(obj)
 		if !ok {
 			r.add(fieldResults(obj, errs)...)
+			broken = append(broken, obj)
 			continue
 		}
 		errs = append(errs, v1alpha1.ValidateGlanceBackend(b)...)
+		key := objKey{b.Namespace, b.Name}
+		if prev, dup := seenBackends[key]; dup {
+			// Two stores with one id: glance-api refuses the duplicate
+			// section, so both are errors and their Glance is not rendered.
+			prev.valid = false
+			errs = append(errs, duplicate(v1alpha1.GlanceBackendKind, b.Namespace, b.Name))
+		}
 		r.add(fieldResults(obj, errs)...)
-		r.backends = append(r.backends, &backendEntry{obj: obj, b: b, valid: len(errs) == 0})
+		be := &backendEntry{obj: obj, b: b, valid: len(errs) == 0}
+		seenBackends[key] = be
+		r.backends = append(r.backends, be)
+	}
+	for _, g := range r.glances {
+		for _, n := range g.names {
+			if _, taken := r.byName[objKey{g.g.Namespace, n}]; !taken || n == g.g.Name {
+				r.byName[objKey{g.g.Namespace, n}] = g
+			}
+		}
+	}
+	// A backend that could not be decoded still names its Glance in most
+	// cases: that Glance must not be reported rendered without it.
+	for _, obj := range broken {
+		if obj.GetKind() != v1alpha1.GlanceBackendKind {
+			continue
+		}
+		ref, _, _ := obj.NestedString("spec", "glanceRef", "name")
+		if g := r.byName[objKey{obj.GetNamespace(), ref}]; g != nil {
+			g.broken = append(g.broken, obj.GetName())
+		}
 	}
 	slices.SortFunc(r.backends, func(a, b *backendEntry) int {
 		return cmp.Or(cmp.Compare(a.b.Namespace, b.b.Namespace), cmp.Compare(a.b.Name, b.b.Name))
 	})
 }
 
+func duplicate(kind, ns, name string) *field.Error {
+	return field.Duplicate(field.NewPath("metadata", "name"), fmt.Sprintf(
+		"%s %s appears more than once in the input (a copied file not renamed?); each object identity may appear once", kind, nsName(ns, name)))
+}
+
 // attach groups backends by (namespace, spec.glanceRef.name). A backend
 // whose Glance is not in this input is passed through: GitOps ordering may
-// put the Glance in another build.
+// put the Glance in another build. A Glance that kustomize renamed earlier
+// in this build (namePrefix, nameSuffix) is found by its old name, and the
+// reference is updated to its new one, as kustomize's nameReference does.
 func (r *run) attach() {
 	for _, be := range r.backends {
-		if be.b.Spec.GlanceRef.Name == "" {
+		ref := be.b.Spec.GlanceRef.Name
+		if ref == "" {
 			continue
 		}
-		if g, ok := r.glances[objKey{be.b.Namespace, be.b.Spec.GlanceRef.Name}]; ok {
+		if g, ok := r.byName[objKey{be.b.Namespace, ref}]; ok {
+			if ref != g.g.Name {
+				be.b.Spec.GlanceRef.Name = g.g.Name
+				if err := be.obj.SetNestedString(g.g.Name, "spec", "glanceRef", "name"); err != nil {
+					r.add(objectResult(be.obj, fn.Error, err.Error()))
+				}
+			}
 			g.backends = append(g.backends, be)
 			continue
 		}
-		r.add(withTag(objectResult(be.obj, fn.Info, fmt.Sprintf(
-			"%s: %s: Glance %q is not in this input, so store %q is not rendered here; it is rendered by the build that holds the Glance",
-			Name, v1alpha1.ReasonWaitingForParent, be.b.Spec.GlanceRef.Name, be.b.Name)), tagReason, v1alpha1.ReasonWaitingForParent))
+		if len(r.glances) == 0 {
+			r.add(withTag(objectResult(be.obj, fn.Info, fmt.Sprintf(
+				"%s: %s: Glance %q is not in this input, so store %q is not rendered here; it is rendered by the build that holds the Glance",
+				Name, v1alpha1.ReasonWaitingForParent, ref, be.b.Name)), tagReason, v1alpha1.ReasonWaitingForParent))
+			continue
+		}
+		// Other Glances are here: a typo is likelier than a split build.
+		r.add(withField(withTag(objectResult(be.obj, fn.Warning, fmt.Sprintf(
+			"%s: %s: GlanceBackend %s names Glance %q, which is not in this input (Glances here: %s); store %q is not rendered. Fix spec.glanceRef.name if it is a typo; if the Glance is rendered by another build, ignore this",
+			Name, v1alpha1.ReasonWaitingForParent, nsName(be.b.Namespace, be.b.Name), ref, r.glanceNames(), be.b.Name)),
+			tagReason, v1alpha1.ReasonWaitingForParent), "spec.glanceRef.name"))
+	}
+}
+
+func (r *run) glanceNames() string {
+	var names []string
+	for _, g := range r.sortedGlances() {
+		names = append(names, nsName(g.g.Namespace, g.g.Name))
+	}
+	return strings.Join(names, ", ")
+}
+
+// claim gives each workload to the one Glance it belongs to: same
+// namespace, and the Glance's name or a glance.openstack.c5c3.io/glance
+// label naming it. A workload two Glances claim is wired by neither.
+func (r *run) claim() {
+	for ns, objs := range r.workloads {
+		for _, obj := range objs {
+			var owners []*glanceEntry
+			if g := r.byName[objKey{ns, obj.GetName()}]; g != nil {
+				owners = append(owners, g)
+			}
+			if l := obj.GetLabel(v1alpha1.LabelGlance); l != "" {
+				if g := r.byName[objKey{ns, l}]; g != nil && !slices.Contains(owners, g) {
+					owners = append(owners, g)
+				}
+			}
+			switch len(owners) {
+			case 1:
+				owners[0].workloads = append(owners[0].workloads, obj)
+			case 2:
+				r.add(objectResult(obj, fn.Error, fmt.Sprintf(
+					"%s: %s %s is claimed by two Glances: %q by its name and %q by its %s label; rename it or fix the label, so that it belongs to one",
+					Name, obj.GetKind(), obj.GetName(), owners[0].g.Name, owners[1].g.Name, v1alpha1.LabelGlance)))
+			}
+		}
 	}
 }
 
@@ -191,22 +303,29 @@ func (r *run) render(ge *glanceEntry) {
 		r.add(withTag(withTag(objectResult(ge.obj, fn.Error, err.Error()), tagReason, v1alpha1.ReasonNoDefaultBackend), tagRule, "exactly-one-default"))
 		valid = false
 	}
+	for _, name := range ge.broken {
+		r.add(objectResult(ge.obj, fn.Error, fmt.Sprintf(
+			"%s: GlanceBackend %s attached to Glance %s could not be read (see its errors); nothing is rendered without it", Name, name, g.Name)))
+		valid = false
+	}
 	if !valid {
 		r.info(ge.obj, fmt.Sprintf("%s: nothing rendered for Glance %s: fix the errors reported above", Name, nsName(g.Namespace, g.Name)))
 		return
 	}
 
-	backendsConf, err := renderBackendsConf(g, backends)
+	backendsINI, apiINI := renderBackendsConf(g, backends), renderAPIConf(g, backends, defaultStore)
+	backendsConf, err := backendsINI.String()
 	if err != nil {
 		r.add(objectResult(ge.obj, fn.Error, "rendering backends.conf: "+err.Error()))
 		return
 	}
-	apiConf, err := renderAPIConf(g, backends, defaultStore)
+	apiConf, err := apiINI.String()
 	if err != nil {
 		r.add(objectResult(ge.obj, fn.Error, "rendering glance-api.conf: "+err.Error()))
 		return
 	}
-	w := wiring{glance: g, backends: backends}
+	w := wiring{glance: g, backends: backends, credentialsImage: r.config.credentialsImage, rendered: renderedEnv(backendsINI, apiINI)}
+	maps.Copy(w.rendered, w.credentialOptions())
 	for _, out := range []struct {
 		r    rendered
 		name *string
@@ -214,8 +333,7 @@ func (r *run) render(ge *glanceEntry) {
 		{rendered{g, v1alpha1.ComponentBackends, v1alpha1.KeyBackendsConf, backendsConf}, &w.backendsSec},
 		{rendered{g, v1alpha1.ComponentConfig, v1alpha1.KeyGlanceAPIConf, apiConf}, &w.configMap},
 	} {
-		key := copyKey{g.Namespace, g.Name, out.r.component, out.r.kind()}
-		obj, drop, err := upsertGenerated(r.copies[key], out.r)
+		obj, drop, err := upsertGenerated(r.copiesOf(ge, out.r.component, out.r.kind()), out.r)
 		if err != nil {
 			r.add(objectResult(ge.obj, fn.Error, err.Error()))
 			return
@@ -228,7 +346,7 @@ func (r *run) render(ge *glanceEntry) {
 	}
 
 	wired := r.wireWorkloads(ge, w)
-	if len(wired) == 0 {
+	if len(ge.workloads) == 0 {
 		r.add(objectResult(ge.obj, fn.Warning, fmt.Sprintf(
 			"%s: no Deployment or StatefulSet named %q or labelled %s=%s in namespace %q; the rendered Secret %s and ConfigMap %s are not mounted by anything",
 			Name, g.Name, v1alpha1.LabelGlance, g.Name, g.Namespace, w.backendsSec, w.configMap)))
@@ -238,21 +356,19 @@ func (r *run) render(ge *glanceEntry) {
 		cmp.Or(strings.Join(wired, ", "), "no workload")))
 }
 
-// wireWorkloads wires each Deployment or StatefulSet that belongs to the
-// Glance: same namespace, and the Glance's name or its label.
+// wireWorkloads wires each Deployment or StatefulSet the Glance claims.
 func (r *run) wireWorkloads(ge *glanceEntry, w wiring) []string {
 	var wired []string
-	for _, obj := range r.workloads[ge.g.Namespace] {
-		if obj.GetName() != ge.g.Name && obj.GetLabel(v1alpha1.LabelGlance) != ge.g.Name {
-			continue
-		}
+	for _, obj := range ge.workloads {
 		id := obj.GetKind() + " " + obj.GetName()
 		rn := obj.MoveToResourceNode()
-		warning, err := w.wire(rn)
+		warning, errs := w.wire(rn)
 		*obj = *fn.MoveToKubeObject(rn)
 		switch {
-		case err != nil:
-			r.add(objectResult(obj, fn.Error, fmt.Sprintf("%s: wiring %s: %v", Name, id, err)))
+		case len(errs) > 0:
+			for _, err := range errs {
+				r.add(objectResult(obj, fn.Error, fmt.Sprintf("%s: not wiring %s: %v", Name, id, err)))
+			}
 		case warning != "":
 			r.add(objectResult(obj, fn.Warning, fmt.Sprintf(
 				"%s: %s belongs to Glance %q but was not wired: %s", Name, id, ge.g.Name, warning)))
@@ -261,4 +377,27 @@ func (r *run) wireWorkloads(ge *glanceEntry, w wiring) []string {
 		}
 	}
 	return wired
+}
+
+// copiesOf are the earlier generated copies of one Glance's component.
+// Under kpt they are the package's history. Under kustomize they can only
+// come from a base of this build that ran the function too: they are all
+// dropped, so that no stale copy, renamed by the overlay or rendered from
+// the base's view of the objects, ships unmounted.
+func (r *run) copiesOf(ge *glanceEntry, component, kind string) fn.KubeObjects {
+	g := ge.g
+	if !r.stateless {
+		return r.copies[copyKey{g.Namespace, g.Name, component, kind}]
+	}
+	for k, objs := range r.copies {
+		if k.namespace != g.Namespace || k.component != component || k.kind != kind {
+			continue
+		}
+		for _, o := range objs {
+			if slices.Contains(ge.names, k.glance) || strings.HasPrefix(o.GetName(), g.Name+"-"+component+"-") {
+				r.drop[o] = true
+			}
+		}
+	}
+	return nil
 }

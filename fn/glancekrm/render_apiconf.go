@@ -20,9 +20,9 @@ var overridableDefaults = map[v1alpha1.ConfigOption]string{
 
 // renderAPIConf renders glance-api.conf. The default store lives here, so a
 // default flip changes this file (and the ConfigMap's hashed name) only.
-// The service password and the database DSN are not rendered: they reach
-// glance-api as OS_KEYSTONE_AUTHTOKEN__PASSWORD and OS_DATABASE__CONNECTION.
-func renderAPIConf(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, defaultStore string) (string, error) {
+// The service password and the database connection are not rendered: the
+// credentials init container writes them at pod start.
+func renderAPIConf(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, defaultStore string) *iniFile {
 	opts := map[string]map[string]string{}
 	set := func(section, key, value string) {
 		if opts[section] == nil {
@@ -69,7 +69,7 @@ func renderAPIConf(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, defau
 
 	f := &iniFile{header: []string{
 		fmt.Sprintf("Rendered by glance-krm from Glance %s. Do not edit.", nsName(g.Namespace, g.Name)),
-		"Secrets are not here: glance-api reads them from OS_KEYSTONE_AUTHTOKEN__PASSWORD and OS_DATABASE__CONNECTION.",
+		"The service password and the database connection are not here: at pod start the glance-krm-credentials init container writes them from their Secrets to " + v1alpha1.MountCredentialsDir + ".",
 	}}
 	for _, section := range sectionOrder(opts) {
 		sec := iniSection{name: section}
@@ -83,7 +83,7 @@ func renderAPIConf(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, defau
 		}
 		f.sections = append(f.sections, sec)
 	}
-	return f.String()
+	return f
 }
 
 // sectionOrder is DEFAULT first, as oslo.config's own samples have it, then

@@ -12,15 +12,15 @@ import (
 // attached backend, sorted by name. It carries nothing about which store is
 // the default, so flipping isDefault leaves its content (and the hashed
 // Secret name) unchanged; and no credential, which travels as environment.
-func renderBackendsConf(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend) (string, error) {
+func renderBackendsConf(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend) *iniFile {
 	f := &iniFile{header: []string{
 		fmt.Sprintf("Rendered by glance-krm from the GlanceBackends attached to Glance %s. Do not edit.", nsName(g.Namespace, g.Name)),
-		"S3 credentials are not here: glance-api reads them from OS_<STORE>__S3_STORE_ACCESS_KEY / _SECRET_KEY.",
+		"S3 credentials are not here: at pod start the glance-krm-credentials init container writes them from their Secrets to " + v1alpha1.MountCredentialsDir + ".",
 	}}
 	for _, b := range backends {
 		f.sections = append(f.sections, storeSection(b))
 	}
-	return f.String()
+	return f
 }
 
 // storeSection is the reference's table of typed S3 options, in its order,

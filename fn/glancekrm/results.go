@@ -2,6 +2,7 @@ package glancekrm
 
 import (
 	"cmp"
+	"regexp"
 	"slices"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -44,6 +45,23 @@ func fieldResults(obj *fn.KubeObject, errs field.ErrorList) fn.Results {
 		out = append(out, r)
 	}
 	return out
+}
+
+func withField(r *fn.Result, path string) *fn.Result {
+	r.Field = &fn.Field{Path: path}
+	return r
+}
+
+// userinfo matches the user:password@ part of a URL.
+var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s"']+@`)
+
+// redactResults removes URL userinfo from every message: a result is
+// printed on stderr and kept in kpt's results file, and a URL with a
+// password in it must not be echoed there.
+func redactResults(rs fn.Results) {
+	for _, r := range rs {
+		r.Message = userinfo.ReplaceAllString(r.Message, "${1}REDACTED@")
+	}
 }
 
 func withTag(r *fn.Result, k, v string) *fn.Result {

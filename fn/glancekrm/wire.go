@@ -1,6 +1,7 @@
 package glancekrm
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,10 +13,15 @@ import (
 
 // wiring is what one Glance's workloads must point at.
 type wiring struct {
-	glance      *v1alpha1.Glance
-	backends    []*v1alpha1.GlanceBackend
-	configMap   string
-	backendsSec string
+	glance           *v1alpha1.Glance
+	backends         []*v1alpha1.GlanceBackend
+	configMap        string
+	backendsSec      string
+	credentialsImage string
+	// rendered maps the OS_<GROUP>__<OPTION> variable of every option the
+	// function delivers to where the option comes from: such a variable
+	// in the container would silently win over the rendered files.
+	rendered map[string]string
 }
 
 // isWorkloadKind tells whether glance-krm wires objects of this kind.
@@ -23,41 +29,89 @@ func isWorkloadKind(apiVersion, kind string) bool {
 	return apiVersion == "apps/v1" && (kind == "Deployment" || kind == "StatefulSet")
 }
 
+// configDirs are glance-api's --config-dir roots that glance-krm adds, in
+// the order oslo.config must read them: later directories win, and the
+// credentials come last.
+var configDirs = []string{v1alpha1.MountConfigDir, v1alpha1.MountBackendsDir, v1alpha1.MountCredentialsDir}
+
 // wire points a Deployment or StatefulSet at the rendered objects and
-// delivers every secret through the kubelet. It returns a warning, or "".
-// Each step finds what is already there before it adds, so wiring a wired
-// workload changes nothing.
-func (w wiring) wire(rn *yaml.RNode) (string, error) {
-	pod, err := rn.Pipe(yaml.LookupCreate(yaml.MappingNode, "spec", "template", "spec"))
+// delivers every secret through the credentials init container. It checks
+// everything before it changes anything, so a refused workload is left as
+// it was; it returns a warning when the workload has no glance-api
+// container. Each step finds what is already there before it adds, so
+// wiring a wired workload changes nothing.
+func (w wiring) wire(rn *yaml.RNode) (string, []error) {
+	pod, err := rn.Pipe(yaml.Lookup("spec", "template", "spec"))
 	if err != nil {
-		return "", err
+		return "", nonNil(err)
 	}
-	if err := setVolume(pod, v1alpha1.VolumeConfig, "configMap", "name", w.configMap); err != nil {
-		return "", err
+	c, why, err := glanceContainer(pod)
+	if err != nil || c == nil {
+		return why, nonNil(err)
 	}
-	if err := setVolume(pod, v1alpha1.VolumeBackends, "secret", "secretName", w.backendsSec); err != nil {
-		return "", err
+	legacy := w.legacyVolumes(pod)
+	var errs []error
+	plan, err := planConfigDirs(c)
+	if err != nil {
+		errs = append(errs, err)
 	}
-	c, warning, err := glanceContainer(pod)
-	if c == nil || err != nil {
-		return warning, err
+	errs = append(errs, mountConflicts(c, legacy)...)
+	legacyEnv, err := w.envConflicts(c)
+	if err != nil {
+		errs = append(errs, err)
 	}
-	if err := c.PipeE(yaml.SetField("image", yaml.NewStringRNode(imageRef(w.glance.Spec.Image)))); err != nil {
-		return "", err
+	image, err := mergeImage(rn, v1alpha1.AnnotationGlanceAPIImage, c, "container "+v1alpha1.GlanceAPIContainer, imageRef(w.glance.Spec.Image))
+	if err != nil {
+		errs = append(errs, err)
 	}
-	for _, m := range []struct{ volume, path string }{
-		{v1alpha1.VolumeConfig, v1alpha1.MountConfigDir},
-		{v1alpha1.VolumeBackends, v1alpha1.MountBackendsDir},
-	} {
-		path, err := ensureMount(c, m.volume, m.path)
-		if err != nil {
-			return "", err
+	initC, err := w.findInit(pod)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	initImage, err := mergeImage(rn, v1alpha1.AnnotationCredentialsImage, initC, "init container "+v1alpha1.CredentialsContainer, w.credentialsImage)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return "", errs
+	}
+	return "", nonNil(w.apply(rn, pod, c, legacy, plan, legacyEnv, image, initImage))
+}
+
+// apply makes the changes wire decided on.
+func (w wiring) apply(rn, pod, c *yaml.RNode, legacy map[string]bool, plan configDirPlan, legacyEnv []string, image, initImage string) error {
+
+	if err := w.setVolumes(pod, legacy); err != nil {
+		return err
+	}
+	if err := setInitContainer(pod, w.initContainer(initImage)); err != nil {
+		return err
+	}
+	if err := c.PipeE(yaml.SetField("image", yaml.NewStringRNode(image))); err != nil {
+		return err
+	}
+	if err := setMounts(c, legacy); err != nil {
+		return err
+	}
+	if err := plan.apply(c); err != nil {
+		return err
+	}
+	if err := removeEnv(c, legacyEnv); err != nil {
+		return err
+	}
+	for _, a := range [][2]string{{v1alpha1.AnnotationCredentialsImage, w.credentialsImage}, {v1alpha1.AnnotationGlanceAPIImage, imageRef(w.glance.Spec.Image)}} {
+		if err := rn.PipeE(yaml.SetAnnotation(a[0], a[1])); err != nil {
+			return err
 		}
-		if err := ensureConfigDir(c, path); err != nil {
-			return "", err
-		}
 	}
-	return "", setSecretEnv(c, w.secretEnv())
+	return nil
+}
+
+func nonNil(err error) []error {
+	if err == nil {
+		return nil
+	}
+	return []error{err}
 }
 
 func imageRef(img v1alpha1.ImageSpec) string {
@@ -67,46 +121,15 @@ func imageRef(img v1alpha1.ImageSpec) string {
 	return img.Repository + ":" + img.Tag
 }
 
-// setVolume makes volume <name> a <source> (configMap or secret) of the
-// given object, keeping other settings of an existing source of that type
-// (defaultMode, items) and replacing a source of another type.
-func setVolume(pod *yaml.RNode, name, source, nameField, object string) error {
-	vols, err := pod.Pipe(yaml.LookupCreate(yaml.SequenceNode, "volumes"))
-	if err != nil {
-		return err
-	}
-	vol, err := vols.Pipe(yaml.MatchElement("name", name))
-	if err != nil {
-		return err
-	}
-	if vol == nil {
-		vol = yaml.NewRNode(mapping("name", name))
-		if err := vols.PipeE(yaml.Append(vol.YNode())); err != nil {
-			return err
-		}
-	}
-	if vol.Field(source) == nil {
-		fields, err := vol.Fields()
-		if err != nil {
-			return err
-		}
-		for _, f := range fields {
-			if f != "name" {
-				if err := vol.PipeE(yaml.Clear(f)); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	src, err := vol.Pipe(yaml.LookupCreate(yaml.MappingNode, source))
-	if err != nil {
-		return err
-	}
-	return src.PipeE(yaml.SetField(nameField, yaml.NewStringRNode(object)))
-}
-
-// glanceContainer is the container named glance-api, or the only container.
+// glanceContainer is the container that runs glance-api: the one named
+// glance-api, else the only container whose command line runs glance-api.
+// Nothing else is ever treated as glance-api, so a workload that merely
+// carries a Glance's name or label (kustomize labels: spreads labels onto
+// every object) is never rewritten.
 func glanceContainer(pod *yaml.RNode) (*yaml.RNode, string, error) {
+	if pod == nil {
+		return nil, "it has no pod template", nil
+	}
 	cs, err := pod.Pipe(yaml.Lookup("containers"))
 	if err != nil || cs == nil {
 		return nil, "it has no containers", err
@@ -119,137 +142,305 @@ func glanceContainer(pod *yaml.RNode) (*yaml.RNode, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if len(elems) == 1 {
-		return elems[0], "", nil
-	}
-	return nil, fmt.Sprintf("it has %d containers and none is named %q", len(elems), v1alpha1.GlanceAPIContainer), nil
-}
-
-// ensureMount returns where the volume is mounted, mounting it read-only at
-// the default path when it is not.
-func ensureMount(c *yaml.RNode, volume, defaultPath string) (string, error) {
-	mounts, err := c.Pipe(yaml.LookupCreate(yaml.SequenceNode, "volumeMounts"))
-	if err != nil {
-		return "", err
-	}
-	m, err := mounts.Pipe(yaml.MatchElement("name", volume))
-	if err != nil {
-		return "", err
-	}
-	if m != nil {
-		if f := m.Field("mountPath"); f != nil && f.Value.YNode().Value != "" {
-			return f.Value.YNode().Value, nil
+	var running []*yaml.RNode
+	for _, e := range elems {
+		if argv := append(stringList(e, "command"), stringList(e, "args")...); runsGlanceAPI(argv) {
+			running = append(running, e)
 		}
 	}
-	return defaultPath, mounts.PipeE(yaml.Append(mapping("mountPath", defaultPath, "name", volume, "readOnly", true)))
+	if len(running) == 1 {
+		return running[0], "", nil
+	}
+	return nil, fmt.Sprintf("no container is named %q and %d run glance-api, so none is treated as glance-api (name the glance-api container %q)",
+		v1alpha1.GlanceAPIContainer, len(running), v1alpha1.GlanceAPIContainer), nil
 }
 
-// ensureConfigDir adds --config-dir <path> to the container's argv unless it
-// is there. It goes last, because oslo.config lets later files override
-// earlier ones and a base --config-file baked into an image must not win.
-func ensureConfigDir(c *yaml.RNode, path string) error {
-	command, err := stringList(c, "command")
+// runsGlanceAPI tells whether a command line starts glance-api, directly,
+// through a wrapper (tini, dumb-init, env) or in a shell script.
+func runsGlanceAPI(argv []string) bool {
+	for _, a := range argv {
+		if base(a) == "glance-api" || strings.Contains(a, "glance-api ") || strings.HasSuffix(a, "glance-api") {
+			return true
+		}
+	}
+	return false
+}
+
+func base(p string) string {
+	return p[strings.LastIndex(p, "/")+1:]
+}
+
+// configDirPlan is where the missing --config-dir flags go.
+type configDirPlan struct {
+	field   string // command or args
+	missing []string
+}
+
+func (p configDirPlan) apply(c *yaml.RNode) error {
+	if len(p.missing) == 0 {
+		return nil
+	}
+	list, err := c.Pipe(yaml.LookupCreate(yaml.SequenceNode, p.field))
 	if err != nil {
 		return err
 	}
-	args, err := stringList(c, "args")
-	if err != nil {
-		return err
+	for _, d := range p.missing {
+		if err := list.PipeE(yaml.Append(str("--config-dir"), str(d))); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+var shells = []string{"sh", "bash", "dash", "ash", "ksh", "zsh", "busybox"}
+
+// planConfigDirs decides how glance-api will read glance-krm's config
+// dirs. Flags are appended only where glance-api sees them: at the end of
+// a command line that runs glance-api (oslo.config lets later dirs win), or
+// after a shell script that passes "$@" on. A script that does not, and a
+// container without a command (the image's entrypoint is unknown at build
+// time), are refused with how to write them, unless they already name
+// every dir.
+func planConfigDirs(c *yaml.RNode) (configDirPlan, error) {
+	command, args := stringList(c, "command"), stringList(c, "args")
 	argv := append(slices.Clone(command), args...)
-	want := strings.TrimSuffix(path, "/")
-	for i, a := range argv {
-		if v, ok := strings.CutPrefix(a, "--config-dir="); ok && strings.TrimSuffix(v, "/") == want {
-			return nil
-		}
-		if a == "--config-dir" && i+1 < len(argv) && strings.TrimSuffix(argv[i+1], "/") == want {
-			return nil
-		}
-	}
 	field := "args"
 	if len(args) == 0 && len(command) > 0 {
 		field = "command"
 	}
-	list, err := c.Pipe(yaml.LookupCreate(yaml.SequenceNode, field))
-	if err != nil {
-		return err
+	if script, ok := shellScript(argv); ok {
+		var missing []string
+		for _, d := range configDirs {
+			if !scriptNamesDir(script, d) {
+				missing = append(missing, d)
+			}
+		}
+		switch {
+		case len(missing) == 0:
+			return configDirPlan{}, nil
+		case strings.Contains(script, "$@") && len(argv) > slices.Index(argv, script)+1:
+			// sh -c '... glance-api "$@"' NAME: appended words become "$@".
+			return configDirPlan{field: field, missing: missing}, nil
+		}
+		return configDirPlan{}, fmt.Errorf("container %s starts glance-api through a shell script, where glance-krm cannot add its flags: end the glance-api line of the script with %s, or pass \"$@\" to glance-api and give the script a name argument, or use command: [glance-api]",
+			getString(c, "name"), flagText(configDirs))
 	}
-	return list.PipeE(yaml.Append(yaml.NewStringRNode("--config-dir").YNode(), yaml.NewStringRNode(path).YNode()))
+	missing := missingDirs(argv)
+	switch {
+	case len(missing) == 0:
+		return configDirPlan{}, nil
+	case len(argv) == 0 || !runsGlanceAPI(argv):
+		return configDirPlan{}, fmt.Errorf("container %s does not start glance-api in its command or args (%s), so glance-krm cannot tell where to add its flags: set command: [glance-api] (the image's entrypoint is unknown at build time), or add %s to its arguments yourself",
+			getString(c, "name"), cmpOr(strings.Join(argv, " "), "no command: the image's entrypoint runs"), flagText(configDirs))
+	}
+	return configDirPlan{field: field, missing: missing}, nil
 }
 
-func stringList(c *yaml.RNode, field string) ([]string, error) {
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func flagText(dirs []string) string {
+	var parts []string
+	for _, d := range dirs {
+		parts = append(parts, "--config-dir "+d)
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellScript is the script of a `sh -c SCRIPT ...` command line.
+func shellScript(argv []string) (string, bool) {
+	if len(argv) < 2 || !slices.Contains(shells, base(argv[0])) {
+		return "", false
+	}
+	for i, a := range argv[1:] {
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "c") && i+2 < len(argv) {
+			return argv[i+2], true
+		}
+	}
+	return "", false
+}
+
+func scriptNamesDir(script, dir string) bool {
+	d := strings.TrimSuffix(dir, "/")
+	for _, form := range []string{"--config-dir " + d + "/", "--config-dir " + d + " ", "--config-dir=" + d + "/", "--config-dir=" + d + " "} {
+		if strings.Contains(script+" ", form) {
+			return true
+		}
+	}
+	return strings.HasSuffix(script, "--config-dir "+d) || strings.HasSuffix(script, "--config-dir="+d)
+}
+
+func missingDirs(argv []string) []string {
+	var missing []string
+	for _, d := range configDirs {
+		want := strings.TrimSuffix(d, "/")
+		found := false
+		for i, a := range argv {
+			if v, ok := strings.CutPrefix(a, "--config-dir="); ok && strings.TrimSuffix(v, "/") == want {
+				found = true
+			}
+			if a == "--config-dir" && i+1 < len(argv) && strings.TrimSuffix(argv[i+1], "/") == want {
+				found = true
+			}
+		}
+		if !found {
+			missing = append(missing, d)
+		}
+	}
+	return missing
+}
+
+func stringList(c *yaml.RNode, field string) []string {
 	n := c.Field(field)
 	if n == nil {
-		return nil, nil
+		return nil
 	}
 	elems, err := n.Value.Elements()
 	if err != nil {
-		return nil, err
+		return nil
 	}
 	out := make([]string, len(elems))
 	for i, e := range elems {
 		out[i] = e.YNode().Value
 	}
-	return out, nil
+	return out
 }
 
-// envVar is one secretKeyRef environment variable.
-type envVar struct {
-	name, secret, key string
-	optional          bool
+// mountConflicts names every mount of the user's at a path where
+// glance-krm mounts one of its volumes: one path, two mounts, is refused
+// by the API server or hides one of them.
+func mountConflicts(c *yaml.RNode, legacy map[string]bool) []error {
+	mounts, _ := c.Pipe(yaml.Lookup("volumeMounts"))
+	if mounts == nil {
+		return nil
+	}
+	elems, _ := mounts.Elements()
+	var errs []error
+	for _, m := range elems {
+		name, path := getString(m, "name"), strings.TrimSuffix(getString(m, "mountPath"), "/")
+		if strings.HasPrefix(name, v1alpha1.ReservedPrefix) || legacy[name] {
+			continue
+		}
+		for _, d := range configDirs {
+			if path == strings.TrimSuffix(d, "/") {
+				errs = append(errs, fmt.Errorf("volumeMount %q of container %s is at %s, where glance-krm mounts its volume %q: move or remove it (glance-krm's volumes are the %s* ones)",
+					name, getString(c, "name"), d, ourVolumeAt(d), v1alpha1.ReservedPrefix))
+			}
+		}
+	}
+	return errs
 }
 
-// secretEnv is every variable that carries a secret into glance-api: each
-// store's S3 keys (optional, so one missing Secret disables one store
-// instead of keeping the pod from starting), the service password and the
-// database DSN. Sorted by name.
-func (w wiring) secretEnv() []envVar {
+func ourVolumeAt(dir string) string {
+	switch dir {
+	case v1alpha1.MountConfigDir:
+		return v1alpha1.VolumeConfig
+	case v1alpha1.MountBackendsDir:
+		return v1alpha1.VolumeBackends
+	}
+	return v1alpha1.VolumeCredentials
+}
+
+// legacyVolumes are the unprefixed config and backends volumes that an
+// earlier glance-krm wrote (a kpt package keeps them): recognised by the
+// generated object they name, so a user's own "config" volume is never one.
+func (w wiring) legacyVolumes(pod *yaml.RNode) map[string]bool {
+	out := map[string]bool{}
+	vols, _ := pod.Pipe(yaml.Lookup("volumes"))
+	if vols == nil {
+		return out
+	}
+	for name, path := range map[string][]string{
+		"config":   {"configMap", "name"},
+		"backends": {"secret", "secretName"},
+	} {
+		v, _ := vols.Pipe(yaml.MatchElement("name", name))
+		if v == nil {
+			continue
+		}
+		ref, _ := v.Pipe(yaml.Lookup(path...))
+		if ref != nil && strings.HasPrefix(ref.YNode().Value, w.glance.Name+"-"+name+"-") {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// envConflicts finds variables that would override what glance-krm
+// delivers (oslo.config lets OS_<GROUP>__<OPTION> win over every file),
+// and returns the variables an earlier glance-krm wrote for the same
+// Secrets, which are dropped.
+func (w wiring) envConflicts(c *yaml.RNode) ([]string, error) {
+	list, _ := c.Pipe(yaml.Lookup("env"))
+	if list == nil {
+		return nil, nil
+	}
+	elems, _ := list.Elements()
+	legacy := w.legacyEnv()
+	var drop []string
+	var errs []error
+	for _, e := range elems {
+		name := getString(e, "name")
+		ref, _ := e.Pipe(yaml.Lookup("valueFrom", "secretKeyRef"))
+		if ref != nil && isLegacyEnv(legacy, name, getString(ref, "name"), getString(ref, "key")) {
+			drop = append(drop, name)
+			continue
+		}
+		if from, ok := w.rendered[strings.ToUpper(name)]; ok {
+			errs = append(errs, fmt.Errorf("env %s of container %s would override %s, which glance-krm delivers (oslo.config lets the environment win over files): remove it and set the option through the Glance or GlanceBackend",
+				name, getString(c, "name"), from))
+		}
+	}
+	return drop, errors.Join(errs...)
+}
+
+type secretKey struct{ secret, key string }
+
+// isLegacyEnv tells a variable that glance-krm wrote before credentials
+// travelled in a file: one of the current credentials' secretKeyRefs, or
+// a store key variable pointing at a contract key (a store since removed).
+func isLegacyEnv(legacy map[string]secretKey, name, secret, key string) bool {
+	if want, ok := legacy[name]; ok {
+		return want == secretKey{secret, key}
+	}
+	return v1alpha1.IsStoreCredentialEnv(name) &&
+		(key == v1alpha1.CredentialsAccessKeyID || key == v1alpha1.CredentialsSecretAccessKey)
+}
+
+// legacyEnv is what glance-krm before the credentials file wrote: a
+// secretKeyRef variable per credential.
+func (w wiring) legacyEnv() map[string]secretKey {
 	s := &w.glance.Spec
-	env := []envVar{
-		{v1alpha1.EnvKeystonePassword, s.ServiceUser.SecretRef.Name, s.ServiceUser.SecretRef.Key, false},
-		{v1alpha1.EnvDatabaseConnection, s.Database.SecretRef.Name, s.Database.SecretRef.Key, false},
+	env := map[string]secretKey{
+		v1alpha1.EnvKeystonePassword:   {s.ServiceUser.SecretRef.Name, s.ServiceUser.SecretRef.Key},
+		v1alpha1.EnvDatabaseConnection: {s.Database.SecretRef.Name, s.Database.SecretRef.Key},
 	}
 	for _, b := range w.backends {
 		access, secret := v1alpha1.StoreEnvNames(b.Name)
 		ref := b.Spec.S3.CredentialsSecretRef.Name
-		env = append(env,
-			envVar{access, ref, v1alpha1.CredentialsAccessKeyID, true},
-			envVar{secret, ref, v1alpha1.CredentialsSecretAccessKey, true})
+		env[access] = secretKey{ref, v1alpha1.CredentialsAccessKeyID}
+		env[secret] = secretKey{ref, v1alpha1.CredentialsSecretAccessKey}
 	}
-	slices.SortFunc(env, func(a, b envVar) int { return strings.Compare(a.name, b.name) })
 	return env
 }
 
-// setSecretEnv drops every variable glance-krm manages (including those of
-// stores that are gone) and appends the current set after the user's own.
-func setSecretEnv(c *yaml.RNode, env []envVar) error {
-	list, err := c.Pipe(yaml.LookupCreate(yaml.SequenceNode, "env"))
-	if err != nil {
+func removeEnv(c *yaml.RNode, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	list, err := c.Pipe(yaml.Lookup("env"))
+	if err != nil || list == nil {
 		return err
 	}
-	elems, err := list.Elements()
-	if err != nil {
-		return err
+	list.YNode().Content = slices.DeleteFunc(list.YNode().Content, func(n *yaml.Node) bool {
+		return slices.Contains(names, getString(yaml.NewRNode(n), "name"))
+	})
+	if len(list.YNode().Content) == 0 {
+		return c.PipeE(yaml.Clear("env"))
 	}
-	var keep []*yaml.Node
-	for _, e := range elems {
-		if f := e.Field("name"); f != nil && isManagedEnv(f.Value.YNode().Value) {
-			continue
-		}
-		keep = append(keep, e.YNode())
-	}
-	for _, e := range env {
-		ref := mapping("key", e.key, "name", e.secret)
-		if e.optional {
-			ref.Content = append(ref.Content, str("optional"), value(true))
-		}
-		keep = append(keep, mapping("name", e.name, "valueFrom", mapping("secretKeyRef", ref)))
-	}
-	list.YNode().Content = keep
 	return nil
-}
-
-func isManagedEnv(name string) bool {
-	return name == v1alpha1.EnvKeystonePassword || name == v1alpha1.EnvDatabaseConnection ||
-		v1alpha1.IsStoreCredentialEnv(name)
 }

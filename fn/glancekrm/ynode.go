@@ -34,3 +34,16 @@ func value(v any) *yaml.Node {
 func str(s string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: s}
 }
+
+// getString is a scalar field's value, or "" when it is absent or not a
+// scalar.
+func getString(n *yaml.RNode, field string) string {
+	if n == nil {
+		return ""
+	}
+	f := n.Field(field)
+	if f == nil || f.Value.YNode().Kind != yaml.ScalarNode {
+		return ""
+	}
+	return f.Value.YNode().Value
+}

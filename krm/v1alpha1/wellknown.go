@@ -1,6 +1,10 @@
 package v1alpha1
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Names that the function writes and the controller reads back from the
 // cluster: the labels on rendered objects and workloads, the volume names,
@@ -22,17 +26,74 @@ const (
 	AnnotationArgoCDSync = "argocd.argoproj.io/sync-options"
 	ArgoCDPruneLast      = "PruneLast=true"
 
-	VolumeConfig       = "config"
-	VolumeBackends     = "backends"
-	MountConfigDir     = "/etc/glance/glance.conf.d/"
-	MountBackendsDir   = "/etc/glance/backends.conf.d/"
-	KeyGlanceAPIConf   = "glance-api.conf"
-	KeyBackendsConf    = "backends.conf"
-	GlanceAPIContainer = "glance-api"
+	// Every pod-level name the function writes starts with this prefix,
+	// so that it never collides with a volume or container of the user's.
+	ReservedPrefix = "glance-krm-"
+
+	VolumeConfig         = ReservedPrefix + "config"
+	VolumeBackends       = ReservedPrefix + "backends"
+	VolumeCredentials    = ReservedPrefix + "credentials"
+	VolumeCredentialsIn  = ReservedPrefix + "credentials-in"
+	MountConfigDir       = "/etc/glance/glance.conf.d/"
+	MountBackendsDir     = "/etc/glance/backends.conf.d/"
+	MountCredentialsDir  = "/etc/glance/credentials.conf.d/"
+	MountCredentialsIn   = "/var/run/glance-krm/credentials/"
+	KeyGlanceAPIConf     = "glance-api.conf"
+	KeyBackendsConf      = "backends.conf"
+	CredentialsFile      = "credentials.conf"
+	GlanceAPIContainer   = "glance-api"
+	CredentialsContainer = ReservedPrefix + "credentials"
+
+	// AnnotationGlanceAPIImage and AnnotationCredentialsImage record, on a
+	// wired workload, the image the function last set, so that a later
+	// change made after it (kustomize images: in an overlay, a kpt setter)
+	// is told apart from a change of spec.image.
+	AnnotationGlanceAPIImage   = Group + "/glance-api-image"
+	AnnotationCredentialsImage = Group + "/credentials-image"
+
+	// Options that the credentials init container writes; oslo.config
+	// would let OS_<GROUP>__<OPTION> environment variables override them.
+	OptionS3AccessKey     = "s3_store_access_key"
+	OptionS3SecretKey     = "s3_store_secret_key"
+	SectionKeystone       = "keystone_authtoken"
+	OptionKeystonePass    = "password"
+	SectionDatabase       = "database"
+	OptionDatabaseConnect = "connection"
 
 	EnvKeystonePassword   = "OS_KEYSTONE_AUTHTOKEN__PASSWORD"
 	EnvDatabaseConnection = "OS_DATABASE__CONNECTION"
 )
+
+// OptionEnvName is the environment variable oslo.config reads an option
+// from, and lets win over every file: 'OS_{}__{}'.format(group.upper(),
+// option.upper()).
+func OptionEnvName(section, option string) string {
+	return "OS_" + strings.ToUpper(section) + "__" + strings.ToUpper(option)
+}
+
+// CredentialProblem says why a credential value cannot reach glance-api
+// exactly, or "" when it can. oslo.config reads files as UTF-8 text, splits
+// lines on CR and LF, and a NUL or other control character in a key is a
+// paste error, never a real credential. The words never include the value.
+func CredentialProblem(v []byte) string {
+	switch {
+	case len(v) == 0:
+		return "is empty"
+	case !utf8.Valid(v):
+		return "is not valid UTF-8"
+	}
+	for _, r := range string(v) {
+		switch {
+		case r == '\n' || r == '\r':
+			return "contains a newline or carriage return"
+		case r == 0:
+			return "contains a NUL character"
+		case unicode.IsControl(r):
+			return "contains a control character"
+		}
+	}
+	return ""
+}
 
 // StoreEnvNames are the environment variables oslo.config reads a store's
 // S3 access and secret key from: 'OS_{}__{}'.format(group.upper(),

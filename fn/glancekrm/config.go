@@ -1,0 +1,98 @@
+package glancekrm
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Version is the release this binary belongs to; the credentials init
+// container runs the function image of the same release by default.
+const Version = "v0.1.0"
+
+// DefaultCredentialsImage is the image of the credentials init container:
+// the function's own image, which carries the credentials subcommand.
+const DefaultCredentialsImage = "ghcr.io/c5c3/glance-krm-fn:" + Version
+
+// The functionConfig the function understands: a RenderGlanceConfig (the
+// kustomize transformer's own object), or a ConfigMap (kpt's configMap:
+// in a Kptfile), or none.
+const (
+	ConfigAPIVersion = "fn.glance.openstack.c5c3.io/v1alpha1"
+	ConfigKind       = "RenderGlanceConfig"
+)
+
+// config holds the function's options.
+type config struct {
+	// credentialsImage is the image of the credentials init container; a
+	// registry mirror or a digest pin of the default goes here.
+	credentialsImage string
+}
+
+// configFields are the options by name, as spec.<name> of a
+// RenderGlanceConfig or data.<name> of a ConfigMap.
+var configFields = []string{"credentialsImage"}
+
+// readConfig reads the functionConfig and reports every field it does not
+// understand: a misspelt option silently ignored would be a setting lost.
+func readConfig(fc *fn.KubeObject) (config, fn.Results) {
+	c := config{credentialsImage: DefaultCredentialsImage}
+	if fc == nil || (fc.GetKind() == "" && fc.GetAPIVersion() == "") {
+		return c, nil
+	}
+	rn := fc.CopyToResourceNode()
+	var section string
+	var bad []string
+	switch {
+	case fc.GetAPIVersion() == ConfigAPIVersion && fc.GetKind() == ConfigKind:
+		section = "spec"
+		top, _ := rn.Fields()
+		for _, f := range top {
+			if !slices.Contains([]string{"apiVersion", "kind", "metadata", "spec"}, f) {
+				bad = append(bad, f)
+			}
+		}
+	case fc.GetAPIVersion() == "v1" && fc.GetKind() == "ConfigMap":
+		section = "data"
+	default:
+		return c, fn.Results{{Severity: fn.Error, Message: fmt.Sprintf(
+			"%s: functionConfig %s %s is not understood: use apiVersion %s, kind %s (or a ConfigMap under kpt)",
+			Name, fc.GetAPIVersion(), fc.GetKind(), ConfigAPIVersion, ConfigKind)}}
+	}
+	options := map[string]string{}
+	if m := rn.Field(section); m != nil {
+		if m.Value.YNode().Kind != yaml.MappingNode {
+			bad = append(bad, section)
+		}
+		_ = m.Value.VisitFields(func(f *yaml.MapNode) error {
+			k := f.Key.YNode().Value
+			if f.Value.YNode().Kind != yaml.ScalarNode {
+				bad = append(bad, section+"."+k)
+				return nil
+			}
+			options[k] = f.Value.YNode().Value
+			return nil
+		})
+	}
+	prefix := section
+	for k, v := range options {
+		switch k {
+		case "credentialsImage":
+			if v != "" {
+				c.credentialsImage = v
+			}
+		default:
+			bad = append(bad, prefix+"."+k)
+		}
+	}
+	slices.Sort(bad)
+	var rs fn.Results
+	for _, f := range bad {
+		rs = append(rs, &fn.Result{Severity: fn.Error, Field: &fn.Field{Path: f}, Message: fmt.Sprintf(
+			"%s: functionConfig field %s is not understood (known: %s.%s)", Name, f, prefix, strings.Join(configFields, ", "+prefix+"."))})
+	}
+	return c, rs
+}

@@ -1,0 +1,143 @@
+package glancekrm
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// Credentials reach glance-api through a file, not the environment:
+// oslo.config interpolates $name in values read from OS_<GROUP>__<OPT>
+// variables exactly as in files, so a password such as pa$word cannot
+// travel as an environment variable. The build never sees a credential:
+// the kubelet mounts the Secrets into an init container (this program, from
+// the function's own image), which writes them oslo-escaped into a
+// memory-backed emptyDir that glance-api reads as its last --config-dir.
+//
+// The projected volume lays each value out as <kind>/<section>/<option>:
+// required values (the database connection, the service password) stop
+// the pod when unusable; optional ones (a store's S3 keys) are skipped,
+// so that one bad or absent Secret disables one store, as glance_store
+// disables a store without keys.
+const (
+	credentialsRequired = "required"
+	credentialsOptional = "optional"
+)
+
+// credentialPath is where the projected volume puts one value.
+func credentialPath(required bool, section, option string) string {
+	kind := credentialsOptional
+	if required {
+		kind = credentialsRequired
+	}
+	return kind + "/" + section + "/" + option
+}
+
+// WriteCredentials reads the values mounted under from and writes them as
+// one oslo.config file at to. It reports every skipped value on log by
+// section and option, never by value, and fails when a required value is
+// missing or unusable.
+func WriteCredentials(from, to string, log io.Writer) error {
+	sections := map[string]*iniSection{}
+	var failed []string
+	for _, kind := range []string{credentialsRequired, credentialsOptional} {
+		values, err := readTree(filepath.Join(from, kind))
+		if err != nil {
+			return err
+		}
+		for _, v := range values {
+			if problem := v1alpha1.CredentialProblem(v.value); problem != "" {
+				msg := fmt.Sprintf("[%s] %s %s", v.section, v.option, problem)
+				if kind == credentialsRequired {
+					failed = append(failed, msg)
+					continue
+				}
+				fmt.Fprintf(log, "%s credentials: %s: not written, so glance-api does not use it (store %q stays disabled)\n", Name, msg, v.section)
+				continue
+			}
+			s := sections[v.section]
+			if s == nil {
+				s = &iniSection{name: v.section}
+				sections[v.section] = s
+			}
+			s.set(v.option, string(v.value))
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%s credentials: %s", Name, strings.Join(failed, "; "))
+	}
+	names := make([]string, 0, len(sections))
+	for n := range sections {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	f := &iniFile{header: []string{"Written by the glance-krm-credentials init container from the mounted Secrets. Do not edit."}}
+	for _, n := range names {
+		f.sections = append(f.sections, *sections[n])
+	}
+	out, err := f.String()
+	if err != nil {
+		return err
+	}
+	tmp := to + ".tmp"
+	if err := os.WriteFile(tmp, []byte(out), 0o444); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, to); err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "%s credentials: wrote %d option(s) in %d section(s) to %s\n", Name, countOptions(f), len(names), to)
+	return nil
+}
+
+func countOptions(f *iniFile) int {
+	n := 0
+	for _, s := range f.sections {
+		n += len(s.options)
+	}
+	return n
+}
+
+type credentialValue struct {
+	section, option string
+	value           []byte
+}
+
+// readTree reads <dir>/<section>/<option>, skipping the kubelet's own
+// ..data links; a missing dir holds nothing.
+func readTree(dir string) ([]credentialValue, error) {
+	sections, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []credentialValue
+	for _, s := range sections {
+		if strings.HasPrefix(s.Name(), "..") {
+			continue
+		}
+		options, err := os.ReadDir(filepath.Join(dir, s.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range options {
+			if strings.HasPrefix(o.Name(), "..") {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(dir, s.Name(), o.Name()))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, credentialValue{s.Name(), o.Name(), b})
+		}
+	}
+	return out, nil
+}

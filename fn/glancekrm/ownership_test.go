@@ -1,0 +1,336 @@
+package glancekrm
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+)
+
+// The function owns only what is unambiguously its own: each case is one
+// class of input a user writes, with the results it must get and what the
+// output must (not) hold.
+
+const testGlance = `apiVersion: glance.openstack.c5c3.io/v1alpha1
+kind: Glance
+metadata: {name: glance, namespace: ns}
+spec:
+  openStackRelease: "2025.2"
+  image: {repository: ghcr.io/c5c3/glance, tag: "2025.2"}
+  database: {secretRef: {name: db}}
+  keystoneEndpoint: http://keystone:5000/v3
+  serviceUser: {secretRef: {name: svc}}
+`
+
+func testBackend(name, glance string, isDefault bool) string {
+	return fmt.Sprintf(`apiVersion: glance.openstack.c5c3.io/v1alpha1
+kind: GlanceBackend
+metadata: {name: %s, namespace: ns}
+spec:
+  glanceRef: {name: %s}
+  type: S3
+  isDefault: %v
+  s3: {host: https://s3.example, bucket: %s-bucket, credentialsSecretRef: {name: %s-creds}}
+`, name, glance, isDefault, name, name)
+}
+
+// testWorkload is a Deployment with one container; container is the YAML
+// of that container's fields after its name.
+func testWorkload(name, labels, container string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %s, namespace: ns%s}
+spec:
+  selector: {matchLabels: {app: x}}
+  template:
+    metadata: {labels: {app: x}}
+    spec:
+      containers:
+      - name: glance-api
+%s`, name, labels, container)
+}
+
+const plainContainer = "        image: ghcr.io/c5c3/glance:2025.2\n        command: [glance-api]\n"
+
+func docs(d ...string) string { return strings.Join(d, "---\n") }
+
+type want struct {
+	sev  fn.Severity
+	text string // a substring of one result's message
+}
+
+type ownershipCase struct {
+	input     string
+	config    string // functionConfig YAML, if any
+	results   []want
+	unchanged []string // "Kind/name" objects that must come out as they went in
+	contains  []string // substrings of the output items
+	absent    []string // substrings the output items must not hold
+}
+
+func runCase(t *testing.T, c ownershipCase) {
+	t.Helper()
+	rl := resourceList(t, []byte(c.input))
+	if c.config != "" {
+		parsed, err := fn.ParseResourceList(rl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed.FunctionConfig, err = fn.ParseKubeObject([]byte(c.config))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rl, err = parsed.ToYAML(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, failed := runFn(t, rl)
+	got, err := fn.ParseResourceList(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range c.results {
+		found := false
+		for _, r := range got.Results {
+			found = found || (r.Severity == w.sev && strings.Contains(r.Message, w.text))
+		}
+		if !found {
+			t.Errorf("no %s result containing %q; results:\n%s", w.sev, w.text, resultLines(got.Results))
+		}
+	}
+	wantFail := false
+	for _, w := range c.results {
+		wantFail = wantFail || w.sev == fn.Error
+	}
+	if failed != wantFail {
+		t.Errorf("function failed = %v, want %v; results:\n%s", failed, wantFail, resultLines(got.Results))
+	}
+	in, err := fn.ParseResourceList(rl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range c.unchanged {
+		kind, name, _ := strings.Cut(id, "/")
+		before, after := find(in.Items, kind, name), find(got.Items, kind, name)
+		if before == nil || after == nil || before.String() != after.String() {
+			t.Errorf("%s changed or vanished:\n--- before\n%v\n--- after\n%v", id, before, after)
+		}
+	}
+	var items strings.Builder
+	for _, o := range got.Items {
+		items.WriteString(o.String() + "\n---\n")
+	}
+	for _, s := range c.contains {
+		if !strings.Contains(items.String(), s) {
+			t.Errorf("output lacks %q:\n%s", s, items.String())
+		}
+	}
+	for _, s := range c.absent {
+		if strings.Contains(items.String(), s) {
+			t.Errorf("output holds %q", s)
+		}
+	}
+}
+
+func find(items fn.KubeObjects, kind, name string) *fn.KubeObject {
+	for _, o := range items {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+func resultLines(rs fn.Results) string {
+	var b strings.Builder
+	for _, r := range rs {
+		b.WriteString("  " + string(r.Severity) + ": " + r.Message + "\n")
+	}
+	return b.String()
+}
+
+func TestOwnership(t *testing.T) {
+	two := docs(testGlance, testBackend("primary", "glance", true))
+	cases := map[string]ownershipCase{
+		"a copied GlanceBackend not renamed is an error and nothing renders": {
+			input: docs(two, testBackend("primary", "glance", false), testWorkload("glance", "", plainContainer)),
+			results: []want{{fn.Error, "GlanceBackend ns/primary appears more than once"},
+				{fn.Info, "nothing rendered for Glance ns/glance"}},
+			unchanged: []string{"Deployment/glance"},
+			absent:    []string{"kind: Secret"},
+		},
+		"a label spread by kustomize onto another Deployment does not make it glance-api": {
+			input: docs(two, testWorkload("glance", "", plainContainer),
+				strings.Replace(testWorkload("memcached", ", labels: {glance.openstack.c5c3.io/glance: glance}",
+					"        image: memcached:1.6\n"), "name: glance-api", "name: memcached", 1)),
+			results:   []want{{fn.Warning, "Deployment memcached belongs to Glance \"glance\" but was not wired"}, {fn.Info, "wired Deployment glance"}},
+			unchanged: []string{"Deployment/memcached"},
+		},
+		"a workload two Glances claim is an error naming both": {
+			input: docs(two, strings.Replace(testGlance, "name: glance,", "name: other,", 1), testBackend("o1", "other", true),
+				testWorkload("glance", ", labels: {glance.openstack.c5c3.io/glance: other}", plainContainer)),
+			results:   []want{{fn.Error, "claimed by two Glances: \"glance\" by its name and \"other\" by its"}},
+			unchanged: []string{"Deployment/glance"},
+		},
+		"a single container that does not run glance-api is not treated as glance-api": {
+			input: docs(two, strings.Replace(testWorkload("glance", "", "        image: nginx\n        command: [nginx]\n"),
+				"name: glance-api", "name: web", 1)),
+			results:   []want{{fn.Warning, "none is treated as glance-api"}},
+			unchanged: []string{"Deployment/glance"},
+		},
+		"a single unnamed container that runs glance-api is wired": {
+			input: docs(two, strings.Replace(testWorkload("glance", "", plainContainer), "name: glance-api", "name: api", 1)),
+			results:  []want{{fn.Info, "wired Deployment glance"}},
+			contains: []string{"--config-dir, /etc/glance/credentials.conf.d/"},
+		},
+		"a user volume mounted where glance-krm mounts is a conflict naming both": {
+			input: docs(two, testWorkload("glance", "", plainContainer+
+				"        volumeMounts: [{name: config, mountPath: /etc/glance/glance.conf.d}]\n      volumes: [{name: config, configMap: {name: my-config}}]\n")),
+			results:   []want{{fn.Error, `volumeMount "config" of container glance-api is at /etc/glance/glance.conf.d/, where glance-krm mounts its volume "glance-krm-config"`}},
+			unchanged: []string{"Deployment/glance"},
+		},
+		"a user volume named config elsewhere, and a subPath mount, are kept as they are": {
+			input: docs(two, testWorkload("glance", "", plainContainer+
+				"        volumeMounts: [{name: config, mountPath: /etc/app}, {name: config, mountPath: /etc/glance/policy.yaml, subPath: policy.yaml}]\n      volumes: [{name: config, configMap: {name: my-config}}]\n")),
+			results:  []want{{fn.Info, "wired Deployment glance"}},
+			contains: []string{"{name: config, mountPath: /etc/app}", "subPath: policy.yaml", "{name: config, configMap: {name: my-config}}"},
+		},
+		"a user OS_ variable that would override a rendered option is a conflict; others stay": {
+			input: docs(two, testWorkload("glance", "", plainContainer+
+				"        env: [{name: OS_DATABASE__CONNECTION, value: 'sqlite://'}, {name: OS_GLANCE_STORE__DEFAULT_BACKEND, value: x}, {name: OS_PRIMARY__S3_STORE_HOST, value: x}]\n")),
+			results: []want{{fn.Error, "env OS_DATABASE__CONNECTION of container glance-api would override [database] connection"},
+				{fn.Error, "env OS_GLANCE_STORE__DEFAULT_BACKEND of container glance-api would override [glance_store] default_backend"},
+				{fn.Error, "env OS_PRIMARY__S3_STORE_HOST of container glance-api would override [primary] s3_store_host"}},
+			unchanged: []string{"Deployment/glance"},
+		},
+		"an unrelated OS_ variable stays": {
+			input:    docs(two, testWorkload("glance", "", plainContainer+"        env: [{name: OS_DEFAULT__DEBUG, value: 'true'}]\n")),
+			results:  []want{{fn.Info, "wired Deployment glance"}},
+			contains: []string{"OS_DEFAULT__DEBUG"},
+		},
+		"sh -c without the flags is refused with how to write it": {
+			input:     docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [/bin/sh, -c, 'glance-manage db_sync && exec glance-api']\n")),
+			results:   []want{{fn.Error, "starts glance-api through a shell script, where glance-krm cannot add its flags"}},
+			unchanged: []string{"Deployment/glance"},
+		},
+		"sh -c that passes \"$@\" on gets the flags after its name argument": {
+			input:    docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [sh, -ec, 'exec glance-api \"$@\"', glance-api]\n")),
+			results:  []want{{fn.Info, "wired Deployment glance"}},
+			contains: []string{"glance-api, --config-dir, /etc/glance/glance.conf.d/, --config-dir, /etc/glance/backends.conf.d/, --config-dir, /etc/glance/credentials.conf.d/]"},
+		},
+		"sh -c that names every dir itself is left as it is": {
+			input: docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [sh, -c, 'exec glance-api --config-dir /etc/glance/glance.conf.d/ --config-dir=/etc/glance/backends.conf.d --config-dir /etc/glance/credentials.conf.d/']\n")),
+			results:  []want{{fn.Info, "wired Deployment glance"}},
+			contains: []string{"command: [sh, -c, 'exec glance-api --config-dir /etc/glance/glance.conf.d/ --config-dir=/etc/glance/backends.conf.d --config-dir /etc/glance/credentials.conf.d/']\n"},
+		},
+		"no command (the image's entrypoint) is refused with how to write it": {
+			input:     docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        args: [--debug]\n")),
+			results:   []want{{fn.Error, "set command: [glance-api] (the image's entrypoint is unknown at build time)"}},
+			unchanged: []string{"Deployment/glance"},
+		},
+		"a wrapper that runs glance-api gets the flags at the end": {
+			input:    docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [tini, --]\n        args: [glance-api, --config-dir, /etc/glance/mine.d]\n")),
+			results:  []want{{fn.Info, "wired Deployment glance"}},
+			contains: []string{"args: [glance-api, --config-dir, /etc/glance/mine.d, --config-dir, /etc/glance/glance.conf.d/"},
+		},
+		"another program is refused": {
+			input:     docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [uwsgi, --ini, /etc/glance/uwsgi.ini]\n")),
+			results:   []want{{fn.Error, "does not start glance-api in its command or args (uwsgi --ini /etc/glance/uwsgi.ini)"}},
+			unchanged: []string{"Deployment/glance"},
+		},
+		"an image that contradicts spec.image is a conflict": {
+			input:     docs(two, testWorkload("glance", "", "        image: quay.io/other/glance:1\n        command: [glance-api]\n")),
+			results:   []want{{fn.Error, "container glance-api runs image quay.io/other/glance:1, but glance-krm sets ghcr.io/c5c3/glance:2025.2 there (from the Glance's spec.image)"}},
+			unchanged: []string{"Deployment/glance"},
+		},
+		"a digest pin of spec.image (kustomize images: digest) survives": {
+			input:    docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance@sha256:"+strings.Repeat("a", 64)+"\n        command: [glance-api]\n")),
+			results:  []want{{fn.Info, "wired Deployment glance"}},
+			contains: []string{"image: ghcr.io/c5c3/glance@sha256:" + strings.Repeat("a", 64)},
+		},
+		"an image changed after the last render (kustomize images: in an overlay) survives a re-render": {
+			input: docs(two, strings.Replace(testWorkload("glance", "", "        image: mirror.local/c5c3/glance:2025.2\n        command: [glance-api]\n"),
+				"namespace: ns}", "namespace: ns, annotations: {glance.openstack.c5c3.io/glance-api-image: 'ghcr.io/c5c3/glance:2025.2'}}", 1)),
+			results:  []want{{fn.Info, "wired Deployment glance"}},
+			contains: []string{"image: mirror.local/c5c3/glance:2025.2"},
+		},
+		"a spec.image change after the last render replaces the image it set": {
+			input: docs(two, strings.Replace(testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.1\n        command: [glance-api]\n"),
+				"namespace: ns}", "namespace: ns, annotations: {glance.openstack.c5c3.io/glance-api-image: 'ghcr.io/c5c3/glance:2025.1'}}", 1)),
+			results:  []want{{fn.Info, "wired Deployment glance"}},
+			contains: []string{"image: ghcr.io/c5c3/glance:2025.2"},
+		},
+		"the credentials image comes from the functionConfig": {
+			input:    docs(two, testWorkload("glance", "", plainContainer)),
+			config:   "apiVersion: fn.glance.openstack.c5c3.io/v1alpha1\nkind: RenderGlanceConfig\nmetadata: {name: f}\nspec: {credentialsImage: mirror.local/glance-krm-fn:v0.1.0}\n",
+			results:  []want{{fn.Info, "wired Deployment glance"}},
+			contains: []string{"image: mirror.local/glance-krm-fn:v0.1.0"},
+		},
+		"a functionConfig field the function does not understand is an error": {
+			input:   two,
+			config:  "apiVersion: fn.glance.openstack.c5c3.io/v1alpha1\nkind: RenderGlanceConfig\nmetadata: {name: f}\nspec: {credentialImage: x}\nextra: 1\n",
+			results: []want{{fn.Error, "functionConfig field spec.credentialImage is not understood"}, {fn.Error, "functionConfig field extra is not understood"}},
+		},
+		"a kpt ConfigMap functionConfig with an unknown key is an error": {
+			input:   two,
+			config:  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: f}\ndata: {history: '3'}\n",
+			results: []want{{fn.Error, "functionConfig field data.history is not understood"}},
+		},
+		"a functionConfig of another kind is an error": {
+			input:   two,
+			config:  "apiVersion: example.com/v1\nkind: Settings\nmetadata: {name: f}\n",
+			results: []want{{fn.Error, "functionConfig example.com/v1 Settings is not understood"}},
+		},
+		"a backend naming an absent Glance while others are here is a warning naming both": {
+			input:   docs(two, testBackend("stray", "glance-typo", true)),
+			results: []want{{fn.Warning, `GlanceBackend ns/stray names Glance "glance-typo", which is not in this input (Glances here: ns/glance)`}},
+		},
+		"a mis-cased kind of our group is an error with the right spelling": {
+			input:   docs(two, strings.Replace(testBackend("x", "glance", false), "kind: GlanceBackend", "kind: Glancebackend", 1)),
+			results: []want{{fn.Error, `kind "Glancebackend" is not served by glance.openstack.c5c3.io: kinds are case-sensitive; did you mean "GlanceBackend"?`}},
+		},
+		"a list of our kind is an error": {
+			input:   docs(two, "apiVersion: glance.openstack.c5c3.io/v1alpha1\nkind: GlanceBackendList\nmetadata: {name: l}\nitems: []\n"),
+			results: []want{{fn.Error, `kind "GlanceBackendList" is not read`}},
+		},
+		"our kind without apiVersion is an error": {
+			input:   docs(two, strings.Replace(testBackend("x", "glance", false), "apiVersion: glance.openstack.c5c3.io/v1alpha1\n", "", 1)),
+			results: []want{{fn.Error, "GlanceBackend x has no apiVersion"}},
+		},
+		"a backend that cannot be decoded keeps its Glance from being reported rendered": {
+			input: docs(two, strings.Replace(testBackend("broken", "glance", false), "isDefault: false", "isDefault: maybe", 1), testWorkload("glance", "", plainContainer)),
+			results: []want{{fn.Error, `spec.isDefault: Invalid value: "maybe": must be of type boolean`},
+				{fn.Error, "GlanceBackend broken attached to Glance glance could not be read"}},
+			unchanged: []string{"Deployment/glance"},
+			absent:    []string{"kind: Secret"},
+		},
+		"a URL's userinfo is never echoed": {
+			input:   docs(testGlance, strings.Replace(testBackend("primary", "glance", true), "https://s3.example", "ftp://admin:hunter2@s3.example", 1)),
+			results: []want{{fn.Error, "ftp://REDACTED@s3.example"}},
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) { runCase(t, c) })
+	}
+}
+
+// TestNoResultEchoesUserinfo: whatever the field, a result never carries
+// the password of a URL.
+func TestNoResultEchoesUserinfo(t *testing.T) {
+	for _, field := range []string{"keystoneEndpoint", "keystonePublicEndpoint"} {
+		in := strings.Replace(testGlance, "keystoneEndpoint: http://keystone:5000/v3",
+			"keystoneEndpoint: http://keystone:5000/v3\n  "+field+": \"gopher://u:s3cr3t@k\"", 1)
+		in = strings.Replace(in, "keystoneEndpoint: http://keystone:5000/v3\n  keystoneEndpoint:", "keystoneEndpoint:", 1)
+		out, _ := runFn(t, resourceList(t, []byte(docs(in, testBackend("p", "glance", true)))))
+		rl, err := fn.ParseResourceList(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(resultLines(rl.Results), "s3cr3t") {
+			t.Errorf("%s: a result echoes the password:\n%s", field, resultLines(rl.Results))
+		}
+	}
+}
+
+

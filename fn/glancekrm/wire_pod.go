@@ -1,0 +1,175 @@
+package glancekrm
+
+import (
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// The pod-level objects glance-krm owns all carry the glance-krm- prefix;
+// it replaces them whole on every run and touches no other volume, mount
+// or container.
+
+// setVolumes writes glance-krm's four volumes, replacing earlier copies of
+// them and the unprefixed config/backends volumes an earlier glance-krm
+// wrote, in place, so a re-run does not reorder the user's volumes.
+func (w wiring) setVolumes(pod *yaml.RNode, legacy map[string]bool) error {
+	vols, err := pod.Pipe(yaml.LookupCreate(yaml.SequenceNode, "volumes"))
+	if err != nil {
+		return err
+	}
+	ours := map[string]*yaml.Node{
+		v1alpha1.VolumeConfig:        mapping("configMap", mapping("name", w.configMap), "name", v1alpha1.VolumeConfig),
+		v1alpha1.VolumeBackends:      mapping("name", v1alpha1.VolumeBackends, "secret", mapping("secretName", w.backendsSec)),
+		v1alpha1.VolumeCredentials:   mapping("emptyDir", mapping("medium", "Memory", "sizeLimit", "1Mi"), "name", v1alpha1.VolumeCredentials),
+		v1alpha1.VolumeCredentialsIn: mapping("name", v1alpha1.VolumeCredentialsIn, "projected", mapping("sources", w.credentialSources())),
+	}
+	return replaceNamed(vols, ours, []string{v1alpha1.VolumeConfig, v1alpha1.VolumeBackends, v1alpha1.VolumeCredentials, v1alpha1.VolumeCredentialsIn},
+		func(name string) bool { return legacy[name] })
+}
+
+// replaceNamed replaces, in a list of named items, each of ours in place,
+// drops the stale ones, and appends the ones not there yet in order.
+func replaceNamed(list *yaml.RNode, ours map[string]*yaml.Node, order []string, stale func(string) bool) error {
+	var out []*yaml.Node
+	placed := map[string]bool{}
+	for _, n := range list.YNode().Content {
+		name := getString(yaml.NewRNode(n), "name")
+		switch {
+		case ours[name] != nil:
+			if !placed[name] {
+				out = append(out, ours[name])
+				placed[name] = true
+			}
+		case stale(name) || strings.HasPrefix(name, v1alpha1.ReservedPrefix):
+		default:
+			out = append(out, n)
+		}
+	}
+	for _, name := range order {
+		if !placed[name] {
+			out = append(out, ours[name])
+		}
+	}
+	list.YNode().Content = out
+	return nil
+}
+
+// credentialSources is the projected volume the init container reads: one
+// source per Secret reference, each key at <kind>/<section>/<option>. The
+// stores' sources are optional, so a missing Secret or key disables one
+// store instead of keeping the pod from starting; the database and service
+// password are required, as glance-api cannot run without them.
+func (w wiring) credentialSources() *yaml.Node {
+	s := &w.glance.Spec
+	src := func(secret string, optional bool, items ...*yaml.Node) *yaml.Node {
+		sec := mapping("items", &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: items}, "name", secret)
+		if optional {
+			sec.Content = append(sec.Content, str("optional"), value(true))
+		}
+		return mapping("secret", sec)
+	}
+	item := func(key, path string) *yaml.Node { return mapping("key", key, "path", path) }
+	sources := []*yaml.Node{
+		src(s.Database.SecretRef.Name, false, item(s.Database.SecretRef.Key, credentialPath(true, v1alpha1.SectionDatabase, v1alpha1.OptionDatabaseConnect))),
+		src(s.ServiceUser.SecretRef.Name, false, item(s.ServiceUser.SecretRef.Key, credentialPath(true, v1alpha1.SectionKeystone, v1alpha1.OptionKeystonePass))),
+	}
+	for _, b := range w.backends {
+		sources = append(sources, src(b.Spec.S3.CredentialsSecretRef.Name, true,
+			item(v1alpha1.CredentialsAccessKeyID, credentialPath(false, b.Name, v1alpha1.OptionS3AccessKey)),
+			item(v1alpha1.CredentialsSecretAccessKey, credentialPath(false, b.Name, v1alpha1.OptionS3SecretKey))))
+	}
+	return &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: sources}
+}
+
+// credentialOptions is every option the credentials file carries, by the
+// variable that would override it.
+func (w wiring) credentialOptions() map[string]string {
+	out := map[string]string{
+		v1alpha1.OptionEnvName(v1alpha1.SectionDatabase, v1alpha1.OptionDatabaseConnect): "[database] connection (spec.database.secretRef)",
+		v1alpha1.OptionEnvName(v1alpha1.SectionKeystone, v1alpha1.OptionKeystonePass):    "[keystone_authtoken] password (spec.serviceUser.secretRef)",
+	}
+	for _, b := range w.backends {
+		for _, o := range []string{v1alpha1.OptionS3AccessKey, v1alpha1.OptionS3SecretKey} {
+			out[v1alpha1.OptionEnvName(b.Name, o)] = fmt.Sprintf("[%s] %s (GlanceBackend %s spec.s3.credentialsSecretRef)", b.Name, o, b.Name)
+		}
+	}
+	return out
+}
+
+// findInit is the credentials init container, if an earlier run wrote it.
+func (w wiring) findInit(pod *yaml.RNode) (*yaml.RNode, error) {
+	list, err := pod.Pipe(yaml.Lookup("initContainers"))
+	if err != nil || list == nil {
+		return nil, err
+	}
+	return list.Pipe(yaml.MatchElement("name", v1alpha1.CredentialsContainer))
+}
+
+// initContainer runs the function image's credentials subcommand under the
+// restricted Pod Security profile.
+func (w wiring) initContainer(image string) *yaml.Node {
+	args := &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: []*yaml.Node{
+		str("credentials"), str("--from"), str(v1alpha1.MountCredentialsIn),
+		str("--to"), str(v1alpha1.MountCredentialsDir + v1alpha1.CredentialsFile),
+	}}
+	return mapping(
+		"args", args,
+		"image", image,
+		"name", v1alpha1.CredentialsContainer,
+		"resources", mapping("limits", mapping("memory", "64Mi"), "requests", mapping("cpu", "10m", "memory", "16Mi")),
+		"securityContext", mapping(
+			"allowPrivilegeEscalation", false,
+			"capabilities", mapping("drop", &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: []*yaml.Node{str("ALL")}}),
+			"readOnlyRootFilesystem", true,
+			"runAsNonRoot", true,
+			"seccompProfile", mapping("type", "RuntimeDefault")),
+		"volumeMounts", &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: []*yaml.Node{
+			mapping("mountPath", v1alpha1.MountCredentialsIn, "name", v1alpha1.VolumeCredentialsIn, "readOnly", true),
+			mapping("mountPath", v1alpha1.MountCredentialsDir, "name", v1alpha1.VolumeCredentials),
+		}},
+	)
+}
+
+func setInitContainer(pod *yaml.RNode, c *yaml.Node) error {
+	list, err := pod.Pipe(yaml.LookupCreate(yaml.SequenceNode, "initContainers"))
+	if err != nil {
+		return err
+	}
+	return replaceNamed(list, map[string]*yaml.Node{v1alpha1.CredentialsContainer: c}, []string{v1alpha1.CredentialsContainer},
+		func(string) bool { return false })
+}
+
+// setMounts mounts glance-krm's three config dirs read-only into the
+// glance-api container, replacing its earlier mounts of them.
+func setMounts(c *yaml.RNode, legacy map[string]bool) error {
+	list, err := c.Pipe(yaml.LookupCreate(yaml.SequenceNode, "volumeMounts"))
+	if err != nil {
+		return err
+	}
+	ours := map[string]*yaml.Node{}
+	var order []string
+	for _, d := range configDirs {
+		v := ourVolumeAt(d)
+		ours[v] = mapping("mountPath", d, "name", v, "readOnly", true)
+		order = append(order, v)
+	}
+	return replaceNamed(list, ours, order, func(name string) bool { return legacy[name] })
+}
+
+// renderedEnv maps the OS_<GROUP>__<OPTION> variable of every option in
+// the rendered files to the option, for the override check.
+func renderedEnv(files ...*iniFile) map[string]string {
+	out := map[string]string{}
+	for _, f := range files {
+		for _, s := range f.sections {
+			for _, o := range s.options {
+				out[v1alpha1.OptionEnvName(s.name, o.key)] = fmt.Sprintf("[%s] %s", s.name, o.key)
+			}
+		}
+	}
+	return out
+}
