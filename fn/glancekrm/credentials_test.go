@@ -85,7 +85,7 @@ func TestCredentialsRefuseUnrepresentable(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "credentials.conf")
 			optional := map[string]string{
-				credentialPath(false, "bad", "s3_store_secret_key"): v,
+				credentialPath(false, "bad", "s3_store_secret_key"):  v,
 				credentialPath(false, "good", "s3_store_secret_key"): "fine-value",
 			}
 			var log bytes.Buffer

@@ -180,7 +180,7 @@ func TestOwnership(t *testing.T) {
 			unchanged: []string{"Deployment/glance"},
 		},
 		"a single unnamed container that runs glance-api is wired": {
-			input: docs(two, strings.Replace(testWorkload("glance", "", plainContainer), "name: glance-api", "name: api", 1)),
+			input:    docs(two, strings.Replace(testWorkload("glance", "", plainContainer), "name: glance-api", "name: api", 1)),
 			results:  []want{{fn.Info, "wired Deployment glance"}},
 			contains: []string{"--config-dir, /etc/glance/credentials.conf.d/"},
 		},
@@ -220,7 +220,7 @@ func TestOwnership(t *testing.T) {
 			contains: []string{"glance-api, --config-dir, /etc/glance/glance.conf.d/, --config-dir, /etc/glance/backends.conf.d/, --config-dir, /etc/glance/credentials.conf.d/]"},
 		},
 		"sh -c that names every dir itself is left as it is": {
-			input: docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [sh, -c, 'exec glance-api --config-dir /etc/glance/glance.conf.d/ --config-dir=/etc/glance/backends.conf.d --config-dir /etc/glance/credentials.conf.d/']\n")),
+			input:    docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [sh, -c, 'exec glance-api --config-dir /etc/glance/glance.conf.d/ --config-dir=/etc/glance/backends.conf.d --config-dir /etc/glance/credentials.conf.d/']\n")),
 			results:  []want{{fn.Info, "wired Deployment glance"}},
 			contains: []string{"command: [sh, -c, 'exec glance-api --config-dir /etc/glance/glance.conf.d/ --config-dir=/etc/glance/backends.conf.d --config-dir /etc/glance/credentials.conf.d/']\n"},
 		},
@@ -332,5 +332,3 @@ func TestNoResultEchoesUserinfo(t *testing.T) {
 		}
 	}
 }
-
-

@@ -29,7 +29,9 @@ func walkType(v any, t reflect.Type, path *field.Path, errs *field.ErrorList) {
 	if v == nil || reflect.PointerTo(t).Implements(jsonUnmarshaler) || t.Kind() == reflect.Interface {
 		return
 	}
-	bad := func() { *errs = append(*errs, field.Invalid(path, shownValue(path, v), "must be of type "+openAPIType(t))) }
+	bad := func() {
+		*errs = append(*errs, field.Invalid(path, shownValue(path, v), "must be of type "+openAPIType(t)))
+	}
 	switch t.Kind() {
 	case reflect.Struct:
 		m, ok := v.(map[string]any)
