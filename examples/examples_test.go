@@ -11,8 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
 var fnBinary string
@@ -96,8 +99,8 @@ func str(t *testing.T, n *yaml.RNode, path ...string) string {
 // names returns the ConfigMap and Secret the Deployment mounts.
 func names(t *testing.T, nodes []*yaml.RNode) (configMap, secret string) {
 	d := find(t, nodes, "Deployment", "glance")
-	return str(t, d, "spec", "template", "spec", "volumes", "[name=config]", "configMap", "name"),
-		str(t, d, "spec", "template", "spec", "volumes", "[name=backends]", "secret", "secretName")
+	return str(t, d, "spec", "template", "spec", "volumes", "[name="+v1alpha1.VolumeConfig+"]", "configMap", "name"),
+		str(t, d, "spec", "template", "spec", "volumes", "[name="+v1alpha1.VolumeBackends+"]", "secret", "secretName")
 }
 
 func TestStandaloneExample(t *testing.T) {
@@ -126,26 +129,42 @@ func TestStandaloneExample(t *testing.T) {
 	if err != nil || c == nil {
 		t.Fatal("no glance-api container")
 	}
-	for env, ref := range map[string]string{
-		"OS_PRIMARY__S3_STORE_ACCESS_KEY":   "garage-s3-credentials/access-key-id",
-		"OS_PRIMARY__S3_STORE_SECRET_KEY":   "garage-s3-credentials/secret-access-key",
-		"OS_SECONDARY__S3_STORE_ACCESS_KEY": "garage-s3-credentials/access-key-id",
-		"OS_SECONDARY__S3_STORE_SECRET_KEY": "garage-s3-credentials/secret-access-key",
-		"OS_KEYSTONE_AUTHTOKEN__PASSWORD":   "glance-service-user/password",
-		"OS_DATABASE__CONNECTION":           "glance-db/connection",
-	} {
-		name, key, _ := strings.Cut(ref, "/")
-		e, err := c.Pipe(yaml.Lookup("env", "[name="+env+"]", "valueFrom", "secretKeyRef"))
-		if err != nil || e == nil {
-			t.Errorf("no env %s from a secretKeyRef", env)
-			continue
-		}
-		if got := str(t, e, "name") + "/" + str(t, e, "key"); got != name+"/"+key {
-			t.Errorf("env %s from %s, want %s", env, got, ref)
+	// Credentials reach glance-api through the init container's file: the
+	// projected volume maps each Secret key to its section and option, and
+	// the container has no secret environment at all.
+	sources, err := d.Pipe(yaml.Lookup("spec", "template", "spec", "volumes", "[name="+v1alpha1.VolumeCredentialsIn+"]", "projected", "sources"))
+	if err != nil || sources == nil {
+		t.Fatal("no projected credentials volume")
+	}
+	got := map[string]string{}
+	srcs, _ := sources.Elements()
+	for _, src := range srcs {
+		items, _ := src.Pipe(yaml.Lookup("secret", "items"))
+		elems, _ := items.Elements()
+		for _, it := range elems {
+			optional := ""
+			if o, _ := src.Pipe(yaml.Lookup("secret", "optional")); o != nil {
+				optional = o.YNode().Value
+			}
+			got[str(t, it, "path")] = str(t, src, "secret", "name") + "/" + str(t, it, "key") + "/optional=" + optional
 		}
 	}
+	want := map[string]string{
+		"optional/primary/s3_store_access_key":   "garage-s3-credentials/access-key-id/optional=true",
+		"optional/primary/s3_store_secret_key":   "garage-s3-credentials/secret-access-key/optional=true",
+		"optional/secondary/s3_store_access_key": "garage-s3-credentials/access-key-id/optional=true",
+		"optional/secondary/s3_store_secret_key": "garage-s3-credentials/secret-access-key/optional=true",
+		"required/keystone_authtoken/password":   "glance-service-user/password/optional=",
+		"required/database/connection":           "glance-db/connection/optional=",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("credentials volume (-want +got):\n%s", diff)
+	}
+	if env, _ := c.Pipe(yaml.Lookup("env")); env != nil {
+		t.Errorf("the glance-api container carries env: %s", env.MustString())
+	}
 	argv := strings.Join(append(values(t, c, "command"), values(t, c, "args")...), " ")
-	for _, dir := range []string{"--config-dir /etc/glance/glance.conf.d/", "--config-dir /etc/glance/backends.conf.d/"} {
+	for _, dir := range []string{"--config-dir /etc/glance/glance.conf.d/", "--config-dir /etc/glance/backends.conf.d/", "--config-dir /etc/glance/credentials.conf.d/"} {
 		if !strings.Contains(argv, dir) {
 			t.Errorf("glance-api argv %q lacks %q", argv, dir)
 		}

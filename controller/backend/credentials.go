@@ -3,7 +3,6 @@ package backend
 import (
 	"context"
 	"fmt"
-	"unicode"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,30 +27,18 @@ func credentials(ctx context.Context, r client.Reader, namespace, name string) (
 	}
 	for _, key := range []string{v1alpha1.CredentialsAccessKeyID, v1alpha1.CredentialsSecretAccessKey} {
 		v, ok := s.Data[key]
-		switch {
-		case !ok:
+		if !ok {
 			c.Message = fmt.Sprintf("credentials Secret %q has no key %q", name, key)
 			return c, nil
-		case len(v) == 0:
-			c.Message = fmt.Sprintf("key %q of credentials Secret %q is empty", key, name)
-			return c, nil
-		case hasControlChar(v):
-			c.Message = fmt.Sprintf("key %q of credentials Secret %q carries a control character", key, name)
+		}
+		// The same words the credentials init container uses: a value it
+		// refuses (a newline, CR, NUL, invalid UTF-8) never reaches Glance.
+		if problem := v1alpha1.CredentialProblem(v); problem != "" {
+			c.Message = fmt.Sprintf("key %q of credentials Secret %q %s", key, name, problem)
 			return c, nil
 		}
 	}
 	c.OK, c.Reason = true, v1alpha1.ReasonCredentialsAvailable
 	c.Message = fmt.Sprintf("credentials Secret %q carries %s and %s", name, v1alpha1.CredentialsAccessKeyID, v1alpha1.CredentialsSecretAccessKey)
 	return c, nil
-}
-
-// hasControlChar spots a newline pasted into a key, the usual way a
-// credential Secret goes wrong; glance_store would send it verbatim.
-func hasControlChar(b []byte) bool {
-	for _, r := range string(b) {
-		if unicode.IsControl(r) {
-			return true
-		}
-	}
-	return false
 }

@@ -24,8 +24,8 @@ type readers struct {
 }
 
 // projection is the ConfigProjected verdict: the Glance's workload mounts
-// a backends Secret whose backends.conf has this store's section, and its
-// glance-api container declares this store's credential variables.
+// a backends Secret whose backends.conf has this store's section, and it
+// hands the store's credentials to the credentials init container.
 func projection(ctx context.Context, r readers, g *v1alpha1.Glance, store string) (conditions.Condition, error) {
 	c := conditions.Condition{Type: v1alpha1.ConditionConfigProjected, Reason: v1alpha1.ReasonWaitingForProjection}
 	d, err := workload(ctx, r.objects, g)
@@ -57,13 +57,12 @@ func projection(ctx context.Context, r readers, g *v1alpha1.Glance, store string
 		c.Message = fmt.Sprintf("%s of Secret %q, mounted by Deployment %q, has no [%s] section", v1alpha1.KeyBackendsConf, secretName, d.Name, store)
 		return c, nil
 	}
-	access, secret := v1alpha1.StoreEnvNames(store)
-	if missing := missingEnv(pod.Containers, access, secret); missing != "" {
-		c.Message = fmt.Sprintf("Deployment %q does not declare %s for store %q", d.Name, missing, store)
+	if !mountsCredentials(pod, store) {
+		c.Message = fmt.Sprintf("Deployment %q does not deliver the credentials of store %q (volume %q, init container %q): render it with glance-krm", d.Name, store, v1alpha1.VolumeCredentialsIn, v1alpha1.CredentialsContainer)
 		return c, nil
 	}
 	c.OK, c.Reason = true, v1alpha1.ReasonConfigProjected
-	c.Message = fmt.Sprintf("Deployment %q mounts Secret %q with section [%s] and declares its credential variables", d.Name, secretName, store)
+	c.Message = fmt.Sprintf("Deployment %q mounts Secret %q with section [%s] and delivers its credentials", d.Name, secretName, store)
 	return c, nil
 }
 
@@ -89,20 +88,27 @@ func workload(ctx context.Context, r client.Reader, g *v1alpha1.Glance) (*appsv1
 	return &list.Items[0], nil
 }
 
-// missingEnv names the first of the variables the glance-api container
-// (or the only container) does not declare.
-func missingEnv(containers []corev1.Container, names ...string) string {
-	i := slices.IndexFunc(containers, func(c corev1.Container) bool { return c.Name == v1alpha1.GlanceAPIContainer })
-	if i < 0 && len(containers) == 1 {
-		i = 0
+// mountsCredentials tells whether the pod hands this store's secret key to
+// the credentials init container: its projected volume maps the key to
+// the store's section.
+func mountsCredentials(pod corev1.PodSpec, store string) bool {
+	if !slices.ContainsFunc(pod.InitContainers, func(c corev1.Container) bool { return c.Name == v1alpha1.CredentialsContainer }) {
+		return false
 	}
-	if i < 0 {
-		return names[0]
+	i := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == v1alpha1.VolumeCredentialsIn })
+	if i < 0 || pod.Volumes[i].Projected == nil {
+		return false
 	}
-	for _, n := range names {
-		if !slices.ContainsFunc(containers[i].Env, func(e corev1.EnvVar) bool { return e.Name == n }) {
-			return n
+	want := "/" + store + "/" + v1alpha1.OptionS3SecretKey
+	for _, src := range pod.Volumes[i].Projected.Sources {
+		if src.Secret == nil {
+			continue
+		}
+		for _, item := range src.Secret.Items {
+			if item.Key == v1alpha1.CredentialsSecretAccessKey && strings.HasSuffix(item.Path, want) {
+				return true
+			}
 		}
 	}
-	return ""
+	return false
 }

@@ -46,6 +46,9 @@ func TestCredentialsFollowTheSecret(t *testing.T) {
 		"a key removed":                 func(s *corev1.Secret) { delete(s.Data, v1alpha1.CredentialsSecretAccessKey) },
 		"an empty key":                  func(s *corev1.Secret) { s.Data[v1alpha1.CredentialsAccessKeyID] = nil },
 		"a newline pasted into the key": func(s *corev1.Secret) { s.Data[v1alpha1.CredentialsSecretAccessKey] = []byte(secret + "\n") },
+		"a carriage return in the key":  func(s *corev1.Secret) { s.Data[v1alpha1.CredentialsSecretAccessKey] = []byte(secret + "\r") },
+		"a NUL in the key":              func(s *corev1.Secret) { s.Data[v1alpha1.CredentialsAccessKeyID] = []byte(access + "\x00") },
+		"a key that is not UTF-8":       func(s *corev1.Secret) { s.Data[v1alpha1.CredentialsSecretAccessKey] = []byte(secret + "\xff") },
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := k8s.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
@@ -57,7 +60,7 @@ func TestCredentialsFollowTheSecret(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := wantCondition(t, b, v1alpha1.ConditionCredentialsReady, F, v1alpha1.ReasonWaitingForCredentials)
-			if strings.Contains(c.Message, access) || strings.Contains(c.Message, secret) || !strings.Contains(c.Message, "key") {
+			if strings.Contains(c.Message, access) || strings.Contains(c.Message, secret) || !strings.Contains(c.Message, "key \"") {
 				t.Errorf("message %q must name the key and no value", c.Message)
 			}
 			s.Data = credentialsSecret(ns, "", access, secret).Data

@@ -56,14 +56,17 @@ func credentialsSecret(ns, name, access, secret string) *corev1.Secret {
 }
 
 // wired is what glance-krm renders for a Glance and its stores: the
-// backends Secret and the Deployment mounting it, with the stores' env.
+// backends Secret and the Deployment mounting it, handing each store's
+// credentials to the credentials init container.
 func wired(ns, glanceName string, stores ...string) (*corev1.Secret, *appsv1.Deployment) {
 	conf := "# rendered\n"
-	var env []corev1.EnvVar
+	var sources []corev1.VolumeProjection
 	for _, s := range stores {
 		conf += fmt.Sprintf("[%s]\ns3_store_host = http://s3:9000\ns3_store_bucket = b-%s\n\n", s, s)
-		access, secret := v1alpha1.StoreEnvNames(s)
-		env = append(env, corev1.EnvVar{Name: access}, corev1.EnvVar{Name: secret})
+		sources = append(sources, corev1.VolumeProjection{Secret: &corev1.SecretProjection{
+			LocalObjectReference: corev1.LocalObjectReference{Name: s + "-creds"},
+			Items:                []corev1.KeyToPath{{Key: v1alpha1.CredentialsSecretAccessKey, Path: "optional/" + s + "/" + v1alpha1.OptionS3SecretKey}},
+		}})
 	}
 	sec := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-backends-%010d", glanceName, len(stores)), Namespace: ns,
@@ -78,9 +81,12 @@ func wired(ns, glanceName string, stores ...string) (*corev1.Secret, *appsv1.Dep
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					Containers: []corev1.Container{{Name: v1alpha1.GlanceAPIContainer, Image: "glance", Env: env}},
-					Volumes: []corev1.Volume{{Name: v1alpha1.VolumeBackends,
-						VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: sec.Name}}}},
+					InitContainers: []corev1.Container{{Name: v1alpha1.CredentialsContainer, Image: "glance-krm-fn"}},
+					Containers:     []corev1.Container{{Name: v1alpha1.GlanceAPIContainer, Image: "glance"}},
+					Volumes: []corev1.Volume{
+						{Name: v1alpha1.VolumeBackends, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: sec.Name}}},
+						{Name: v1alpha1.VolumeCredentialsIn, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: sources}}},
+					},
 				},
 			},
 		},

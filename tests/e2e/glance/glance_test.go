@@ -93,10 +93,11 @@ func TestGlanceMultiStore(t *testing.T) {
 		}
 	})
 
-	env := kubeletEnv(t, r.container, secrets)
 	var g *glanceAPI
-	if !check(t, "glance-api starts on the rendered files", func(t *testing.T) {
-		g = startGlance(t, filepath.Join(root, "v1"), r, env)
+	if !check(t, "glance-api starts on the rendered files and the init container's credentials file", func(t *testing.T) {
+		initLog := startPod(t, r, secrets)
+		assertNoCredential(t, initLog, secrets)
+		g = startGlance(t, filepath.Join(root, "v1"), r)
 	}) {
 		t.FailNow()
 	}
@@ -105,6 +106,26 @@ func TestGlanceMultiStore(t *testing.T) {
 		want := map[string]string{"primary": "true", "secondary": ""}
 		if diff := cmp.Diff(want, stores(t, g)); diff != "" {
 			t.Errorf("stores (-want +got):\n%s", diff)
+		}
+	})
+	check(t, "glance uses exactly the database the DSN names, $ and all", func(t *testing.T) {
+		dsn := secretValue(t, secrets, "glance-db")["connection"]
+		file := filepath.Join(root, "v1", strings.TrimPrefix(dsn, "sqlite:///"))
+		if !strings.Contains(dsn, "$") {
+			t.Fatalf("the test DSN %q has no $", dsn)
+		}
+		if st, err := os.Stat(file); err != nil || st.Size() == 0 {
+			t.Errorf("the database %s named by the DSN is not there: %v", file, err)
+		}
+	})
+	check(t, "glance's own option registration reads the service password and the DSN back exactly", func(t *testing.T) {
+		got := readSecretOptions(t, r)
+		want := map[string]string{
+			"password":   secretValue(t, secrets, "glance-service-user")["password"],
+			"connection": secretValue(t, secrets, "glance-db")["connection"],
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("read back (-want +got):\n%s", diff)
 		}
 	})
 	nonDefault, withDefault := randomBytes(t, 300_000), randomBytes(t, 200_000)
@@ -155,7 +176,8 @@ func TestGlanceMultiStore(t *testing.T) {
 		}
 	})
 	check(t, "after the flip an upload with no store header lands in the new default's bucket", func(t *testing.T) {
-		g2 := startGlance(t, filepath.Join(root, "v2"), r2, kubeletEnv(t, r2.container, secrets))
+		startPod(t, r2, secrets)
+		g2 := startGlance(t, filepath.Join(root, "v2"), r2)
 		defer g2.stop()
 		id := upload(t, g2, randomBytes(t, 1000), "", http.StatusNoContent)
 		if !s3.has(t, "glance-images-2", id) {
@@ -163,8 +185,8 @@ func TestGlanceMultiStore(t *testing.T) {
 		}
 	})
 
-	// One store's credentials Secret absent: its optional env vars resolve
-	// to nothing, as the kubelet does with optional: true.
+	// One store's credentials Secret absent: its optional projected source
+	// is skipped, as the kubelet does with optional: true.
 	var healthy []*yaml.RNode
 	for _, s := range secrets {
 		if s.GetName() != "secondary-s3-credentials" {
@@ -175,7 +197,8 @@ func TestGlanceMultiStore(t *testing.T) {
 	var g3 *glanceAPI
 	if !check(t, "glance-api starts with the secondary store's credentials Secret absent", func(t *testing.T) {
 		r3 := render(t, dir, filepath.Join(root, "v3"))
-		g3 = startGlance(t, filepath.Join(root, "v3"), r3, kubeletEnv(t, r3.container, healthy))
+		startPod(t, r3, healthy)
+		g3 = startGlance(t, filepath.Join(root, "v3"), r3)
 	}) {
 		t.FailNow()
 	}
@@ -363,4 +386,55 @@ func glanceOptData(t *testing.T, r rendering, root string) string {
 func validate(optData, file string) (string, error) {
 	out, err := exec.Command("oslo-config-validator", "--opt-data", optData, "--input-file", file).CombinedOutput()
 	return string(out), err
+}
+
+// readSecretOptions loads the rendered config dirs and the container's
+// environment as glance-api does, with the options registered the way
+// glance registers them (keystonemiddleware's auth_token options, the
+// keystoneauth password plugin's, oslo.db's), and returns the service
+// password and the database connection it reads.
+func readSecretOptions(t *testing.T, r rendering) map[string]string {
+	t.Helper()
+	const script = `
+import json, sys
+from oslo_config import cfg
+from oslo_db import options as db_options
+from keystoneauth1 import loading
+import keystonemiddleware.auth_token  # registers [keystone_authtoken]
+from glance.common import config  # glance's own options
+conf = cfg.CONF
+db_options.set_defaults(conf)
+loading.register_auth_conf_options(conf, "keystone_authtoken")
+conf(args=sys.argv[1:], project="glance", prog="glance-api", default_config_files=[])
+plugin = loading.get_plugin_loader(conf.keystone_authtoken.auth_type)
+conf.register_opts(loading.get_auth_plugin_conf_options(plugin), group="keystone_authtoken")
+json.dump({"password": conf.keystone_authtoken.password, "connection": conf.database.connection}, sys.stdout)
+`
+	cmd := exec.Command("/usr/bin/python3", append([]string{"-c", script}, r.configArgs(t)...)...)
+	cmd.Env = append(os.Environ(), containerEnv(t, r.container)...)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("reading the options with glance's registration: %v\n%s", err, stderr)
+	}
+	var got map[string]string
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// assertNoCredential fails when text holds a credential value.
+func assertNoCredential(t *testing.T, text string, secrets []*yaml.RNode) {
+	t.Helper()
+	for name, kv := range secretData(t, secrets) {
+		for k, v := range kv {
+			if v = strings.TrimSpace(v); len(v) > 4 && strings.Contains(text, v) {
+				t.Errorf("key %s of Secret %s appears in %q", k, name, text)
+			}
+		}
+	}
 }

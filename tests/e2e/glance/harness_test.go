@@ -166,27 +166,30 @@ func value(t *testing.T, n *yaml.RNode, path ...string) string {
 	return ""
 }
 
-// rendering is what one build produced, laid out as the Deployment mounts it.
+// rendering is what one build produced, laid out under root as the
+// Deployment mounts it.
 type rendering struct {
+	root              string
 	configMap, secret string
 	apiConf, backends string // the files, each in its mounted directory
-	container         *yaml.RNode
+	pod, container    *yaml.RNode
 }
 
 // render builds the example and writes glance-api.conf and backends.conf
-// where the Deployment's volumes would put them, exactly as rendered.
+// where the Deployment's volumes would put them (under root), exactly as
+// rendered.
 func render(t *testing.T, example, root string) rendering {
 	t.Helper()
-	var r rendering
+	r := rendering{root: root}
 	var deployment *yaml.RNode
 	for _, n := range build(t, example) {
 		switch component := n.GetLabels()[v1alpha1.LabelComponent]; {
 		case n.GetKind() == "ConfigMap" && component == v1alpha1.ComponentConfig:
 			r.configMap = n.GetName()
-			r.apiConf = write(t, filepath.Join(root, "glance.conf.d", v1alpha1.KeyGlanceAPIConf), value(t, n, "data", v1alpha1.KeyGlanceAPIConf))
+			r.apiConf = write(t, filepath.Join(root, v1alpha1.MountConfigDir, v1alpha1.KeyGlanceAPIConf), value(t, n, "data", v1alpha1.KeyGlanceAPIConf))
 		case n.GetKind() == "Secret" && component == v1alpha1.ComponentBackends:
 			r.secret = n.GetName()
-			r.backends = write(t, filepath.Join(root, "backends.conf.d", v1alpha1.KeyBackendsConf), value(t, n, "stringData", v1alpha1.KeyBackendsConf))
+			r.backends = write(t, filepath.Join(root, v1alpha1.MountBackendsDir, v1alpha1.KeyBackendsConf), value(t, n, "stringData", v1alpha1.KeyBackendsConf))
 		case n.GetKind() == "Deployment":
 			deployment = n
 		}
@@ -194,13 +197,13 @@ func render(t *testing.T, example, root string) rendering {
 	if r.configMap == "" || r.secret == "" || deployment == nil {
 		t.Fatalf("the build lacks the ConfigMap, the Secret or the Deployment: %+v", r)
 	}
-	pod := []string{"spec", "template", "spec"}
-	mountsCM := value(t, deployment, append(pod, "volumes", "[name=config]", "configMap", "name")...)
-	mountsSecret := value(t, deployment, append(pod, "volumes", "[name=backends]", "secret", "secretName")...)
+	r.pod = lookup(t, deployment, "spec", "template", "spec")
+	mountsCM := value(t, r.pod, "volumes", "[name="+v1alpha1.VolumeConfig+"]", "configMap", "name")
+	mountsSecret := value(t, r.pod, "volumes", "[name="+v1alpha1.VolumeBackends+"]", "secret", "secretName")
 	if mountsCM != r.configMap || mountsSecret != r.secret {
 		t.Fatalf("the Deployment mounts %s and %s, the build rendered %s and %s", mountsCM, mountsSecret, r.configMap, r.secret)
 	}
-	r.container = lookup(t, deployment, append(pod, "containers", "[name=glance-api]")...)
+	r.container = lookup(t, r.pod, "containers", "[name=glance-api]")
 	return r
 }
 
@@ -215,11 +218,8 @@ func write(t *testing.T, path, content string) string {
 	return path
 }
 
-// kubeletEnv resolves the container's environment the way the kubelet
-// does: literal values as they are, secretKeyRefs from the Secrets the
-// cluster holds; a missing optional reference leaves the variable unset, a
-// missing required one keeps the pod from starting.
-func kubeletEnv(t *testing.T, c *yaml.RNode, secrets []*yaml.RNode) []string {
+// secretData is each Secret's data, decoded, by name.
+func secretData(t *testing.T, secrets []*yaml.RNode) map[string]map[string]string {
 	t.Helper()
 	data := map[string]map[string]string{}
 	for _, s := range secrets {
@@ -239,28 +239,91 @@ func kubeletEnv(t *testing.T, c *yaml.RNode, secrets []*yaml.RNode) []string {
 		}
 		data[s.GetName()] = m
 	}
-	var env []string
-	elems, err := lookup(t, c, "env").Elements()
+	return data
+}
+
+// startPod does what the kubelet does before glance-api starts: it lays
+// out the projected credentials volume from the Secrets the cluster holds
+// (an absent optional Secret or key is skipped; an absent required one
+// keeps the pod from starting), then runs the rendered init container,
+// with its own arguments, on the function binary. It returns the
+// init container's log.
+func startPod(t *testing.T, r rendering, secrets []*yaml.RNode) string {
+	t.Helper()
+	data := secretData(t, secrets)
+	in := filepath.Join(r.root, v1alpha1.MountCredentialsIn)
+	sources, err := lookup(t, r.pod, "volumes", "[name="+v1alpha1.VolumeCredentialsIn+"]", "projected", "sources").Elements()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range elems {
-		name := value(t, e, "name")
-		if ref := lookup(t, e, "valueFrom", "secretKeyRef"); ref != nil {
-			v, ok := data[value(t, ref, "name")][value(t, ref, "key")]
-			switch {
-			case ok:
-				env = append(env, name+"="+v)
-			case value(t, ref, "optional") == "true":
-			default:
-				t.Fatalf("env %s: Secret %s key %s is missing and not optional: the kubelet would not start the pod",
-					name, value(t, ref, "name"), value(t, ref, "key"))
-			}
-			continue
+	for _, src := range sources {
+		name, optional := value(t, src, "secret", "name"), value(t, src, "secret", "optional") == "true"
+		secret, ok := data[name]
+		if !ok && !optional {
+			t.Fatalf("Secret %s is missing and not optional: the kubelet would not start the pod", name)
 		}
-		env = append(env, name+"="+value(t, e, "value"))
+		items, _ := lookup(t, src, "secret", "items").Elements()
+		for _, item := range items {
+			v, ok := secret[value(t, item, "key")]
+			if !ok {
+				if !optional && secret != nil {
+					t.Fatalf("Secret %s has no key %s and is not optional", name, value(t, item, "key"))
+				}
+				continue
+			}
+			write(t, filepath.Join(in, value(t, item, "path")), v)
+		}
 	}
-	return env
+	init := lookup(t, r.pod, "initContainers", "[name="+v1alpha1.CredentialsContainer+"]")
+	if init == nil {
+		t.Fatal("the Deployment has no credentials init container")
+	}
+	if err := os.MkdirAll(filepath.Join(r.root, v1alpha1.MountCredentialsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, a := range stringsOf(t, init, "args") {
+		if strings.HasPrefix(a, "/") {
+			a = filepath.Join(r.root, a)
+		}
+		args = append(args, a)
+	}
+	out, err := exec.Command(mustEnv(t, "GLANCE_KRM_FN", "run through `make e2e-glance`"), args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the credentials init container failed: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+func stringsOf(t *testing.T, n *yaml.RNode, field string) []string {
+	t.Helper()
+	l := lookup(t, n, field)
+	if l == nil {
+		return nil
+	}
+	elems, _ := l.Elements()
+	var out []string
+	for _, e := range elems {
+		out = append(out, e.YNode().Value)
+	}
+	return out
+}
+
+// configArgs are the container's --config-dir flags, in its order, with
+// the mount paths under root.
+func (r rendering) configArgs(t *testing.T) []string {
+	t.Helper()
+	argv := append(stringsOf(t, r.container, "command"), stringsOf(t, r.container, "args")...)
+	var args []string
+	for i, a := range argv {
+		if a == "--config-dir" && i+1 < len(argv) {
+			args = append(args, "--config-dir", filepath.Join(r.root, argv[i+1]))
+		}
+	}
+	if len(args) != 6 {
+		t.Fatalf("the container's command line names %d config dirs, want 3: %v", len(args)/2, argv)
+	}
+	return args
 }
 
 // glanceAPI is a running Debian glance-api.
@@ -275,8 +338,9 @@ type glanceAPI struct {
 // caller stops it. It runs on the rendered files, unmodified, plus one
 // file of test-only overrides in a third config dir (loopback bind, no
 // keystone, local staging folders); the database comes from the
-// environment like everything secret.
-func startGlance(t *testing.T, root string, r rendering, env []string) *glanceAPI {
+// credentials file like everything secret. The environment is the
+// container's (glance-krm sets none).
+func startGlance(t *testing.T, root string, r rendering) *glanceAPI {
 	t.Helper()
 	port := freePort(t)
 	overrides := write(t, filepath.Join(root, "test-overrides.d", "test-overrides.conf"), fmt.Sprintf(`# Test only: what needs a cluster.
@@ -296,7 +360,8 @@ filesystem_store_datadir = %s/staging/
 [os_glance_tasks_store]
 filesystem_store_datadir = %s/tasks/
 `, port, root, root))
-	args := []string{"--config-file", r.apiConf, "--config-dir", filepath.Dir(r.backends), "--config-dir", filepath.Dir(overrides)}
+	args := append(r.configArgs(t), "--config-dir", filepath.Dir(overrides))
+	env := containerEnv(t, r.container)
 
 	sync := exec.Command("glance-manage", append(args, "db_sync")...)
 	sync.Dir, sync.Env = root, append(os.Environ(), env...)
@@ -354,6 +419,25 @@ func (g *glanceAPI) stop() {
 		}
 	}
 	_ = syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// containerEnv is the container's literal environment; glance-krm puts
+// no secret there.
+func containerEnv(t *testing.T, c *yaml.RNode) []string {
+	t.Helper()
+	var env []string
+	l := lookup(t, c, "env")
+	if l == nil {
+		return nil
+	}
+	elems, _ := l.Elements()
+	for _, e := range elems {
+		if lookup(t, e, "valueFrom") != nil {
+			t.Fatalf("env %s comes from a reference: glance-krm delivers secrets through its credentials file", value(t, e, "name"))
+		}
+		env = append(env, value(t, e, "name")+"="+value(t, e, "value"))
+	}
+	return env
 }
 
 func (g *glanceAPI) tail() string {
