@@ -72,7 +72,9 @@ func (r rendered) object(revision int) *fn.KubeObject {
 // generatedKey says which Glance and component an item is a generated copy
 // for, if glance-krm generated it.
 func generatedKey(obj *fn.KubeObject) (copyKey, bool) {
-	if obj.GetAPIVersion() != "v1" || obj.GetLabel(v1alpha1.LabelManagedBy) != v1alpha1.ManagedByGlanceKRM {
+	// The revision annotation marks a copy too: an overlay's labels: may
+	// have overwritten managed-by before the function runs again.
+	if obj.GetAPIVersion() != "v1" || (obj.GetLabel(v1alpha1.LabelManagedBy) != v1alpha1.ManagedByGlanceKRM && obj.GetAnnotation(v1alpha1.AnnotationRevision) == "") {
 		return copyKey{}, false
 	}
 	k := copyKey{obj.GetNamespace(), obj.GetLabel(v1alpha1.LabelGlance), obj.GetLabel(v1alpha1.LabelComponent), obj.GetKind()}
