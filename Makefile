@@ -82,8 +82,8 @@ $(VERSITYGW):
 ## podman or buildah, whichever works here)
 image: build $(KUSTOMIZE) deps-containers
 	rm -rf build/argocd-cmp && mkdir -p build/argocd-cmp/rootfs/bin build/argocd-cmp/rootfs/usr/local/bin
-	cp /bin/busybox build/argocd-cmp/rootfs/bin/busybox
-	ln -s busybox build/argocd-cmp/rootfs/bin/sh && ln -s busybox build/argocd-cmp/rootfs/bin/ln
+	cp "$$(CACHE=$(CACHE) bash hack/static-busybox.sh)" build/argocd-cmp/rootfs/bin/busybox
+	ln -s busybox build/argocd-cmp/rootfs/bin/sh
 	cp $(KUSTOMIZE) build/argocd-cmp/rootfs/usr/local/bin/kustomize
 	CACHE=$(CACHE) bash hack/image.sh dev
 
@@ -103,11 +103,11 @@ fuzz:
 	  go test -run XXX -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./fn/glancekrm/ || exit 1; done
 
 ## deps-containers: podman, buildah and runc (no container engine service
-## runs here) and a static busybox for the Argo CD sidecar
+## runs here); the sidecar's static busybox comes from hack/static-busybox.sh
 deps-containers:
-	@command -v podman >/dev/null && command -v buildah >/dev/null && command -v runc >/dev/null && [ -x /bin/busybox ] || { \
-	  echo "installing podman, buildah, runc and busybox-static from Debian"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman buildah runc busybox-static >/dev/null; }
+	@command -v podman >/dev/null && command -v buildah >/dev/null && command -v runc >/dev/null || { \
+	  echo "installing podman, buildah and runc from Debian"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman buildah runc >/dev/null; }
 
 ## deps-glance: Debian's glance-api and S3 driver, installed once, never started
 deps-glance:

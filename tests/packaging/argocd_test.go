@@ -123,6 +123,10 @@ var sidecarEnv = []string{
 // in the app path, with those variables and a PATH holding what the
 // sidecar image holds (kustomize, glance-krm-fn, a shell).
 func generate(t *testing.T, repo string) (string, string, error) {
+	return generateIn(t, repo, "examples/argocd/app")
+}
+
+func generateIn(t *testing.T, repo, appPath string) (string, string, error) {
 	t.Helper()
 	c := readPlugin(t)
 	bin := t.TempDir()
@@ -132,10 +136,14 @@ func generate(t *testing.T, repo string) (string, string, error) {
 		}
 	}
 	env := append([]string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + t.TempDir()}, sidecarEnv...)
-	app := filepath.Join(repo, "examples/argocd/app")
-	initArgv := c.Spec.Init.argv()
-	if _, stderr, err := run(t, env, app, initArgv[0], initArgv[1:]...); err != nil {
-		t.Fatalf("init: %v\n%s", err, stderr)
+	app := filepath.Join(repo, appPath)
+	if _, err := os.Stat(filepath.Join(app, c.Spec.Discover.FileName)); err != nil {
+		t.Fatalf("discovery: argocd-cmp-server would refuse %s, which has no %s", appPath, c.Spec.Discover.FileName)
+	}
+	if initArgv := c.Spec.Init.argv(); len(initArgv) > 0 {
+		if _, stderr, err := run(t, env, app, initArgv[0], initArgv[1:]...); err != nil {
+			t.Fatalf("init: %v\n%s", err, stderr)
+		}
 	}
 	argv := c.Spec.Generate.argv()
 	return run(t, env, app, argv[0], argv[1:]...)
@@ -145,6 +153,38 @@ func generate(t *testing.T, repo string) (string, string, error) {
 // renders, and nothing else.
 func TestPluginGenerate(t *testing.T) {
 	out, stderr, err := generate(t, checkout(t, false))
+	if err != nil {
+		t.Fatalf("generate: %v\n%s", err, stderr)
+	}
+	if diff := cmp.Diff(execOutput(t), out); diff != "" {
+		t.Errorf("generate's stdout differs from the exec-mode build (-exec +plugin):\n%s", diff)
+	}
+}
+
+// TestPluginGenerateWithTransformerInBase: an app whose kustomization
+// includes a base that declares the transformer renders too (the binary is
+// found on PATH, not linked into one directory), and equals the direct
+// build; the app keeps glance-krm.yaml for discovery only.
+func TestPluginGenerateWithTransformerInBase(t *testing.T) {
+	repo := checkout(t, false)
+	app := filepath.Join(repo, "examples/argocd/app")
+	overlay := filepath.Join(repo, "examples/argocd/overlay")
+	if err := os.MkdirAll(overlay, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fnConfig, err := os.ReadFile(filepath.Join(app, "glance-krm.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		"glance-krm.yaml":    string(fnConfig),
+		"kustomization.yaml": "resources: [../app]\n",
+	} {
+		if err := os.WriteFile(filepath.Join(overlay, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, stderr, err := generateIn(t, repo, "examples/argocd/overlay")
 	if err != nil {
 		t.Fatalf("generate: %v\n%s", err, stderr)
 	}
@@ -174,7 +214,10 @@ func TestPluginInSidecarImage(t *testing.T) {
 	env := containerEnv(t)
 	c := readPlugin(t)
 	repo := checkout(t, false)
-	script := shellQuote(c.Spec.Init.argv()) + " && " + shellQuote(c.Spec.Generate.argv())
+	script := shellQuote(c.Spec.Generate.argv())
+	if initArgv := c.Spec.Init.argv(); len(initArgv) > 0 {
+		script = shellQuote(initArgv) + " && " + script
+	}
 	args := []string{"run", "--rm", "--network", "none", "--user", "999:999", "-v", repo + ":/tmp/repo",
 		"-w", "/tmp/repo/examples/argocd/app"}
 	for _, e := range sidecarEnv {
