@@ -22,7 +22,7 @@ export KUSTOMIZE_BIN    := $(KUSTOMIZE)
 export CONTROLLER_GEN_BIN := $(CONTROLLER_GEN)
 export VERSITYGW_BIN    := $(VERSITYGW)
 
-.PHONY: all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench fuzz generate tools deps-python deps-glance clean
+.PHONY: generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench fuzz generate tools deps-python deps-glance clean
 
 all: build
 
@@ -40,6 +40,11 @@ generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) object paths=./krm/...
 	$(CONTROLLER_GEN) crd paths=./krm/... output:crd:artifacts:config=krm/crds
 	$(CONTROLLER_GEN) rbac:roleName=glance-krm-controller paths=./controller/... output:rbac:artifacts:config=controller/config/rbac
+
+## generate-secret-options: Glance's secret=True options from Debian's glance-api
+generate-secret-options: deps-glance
+	/usr/bin/python3 hack/secret-options.py > krm/v1alpha1/zz_generated.secret_options.go
+	gofmt -w krm/v1alpha1/zz_generated.secret_options.go
 
 ## test: the whole suite, with every real peer it needs
 test: unit e2e-glance e2e-chainsaw e2e-packaging

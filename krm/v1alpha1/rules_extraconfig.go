@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -54,6 +55,28 @@ func OwnedConfigMessage(o ConfigOption, owner string) string {
 	return fmt.Sprintf("option %q in section [%s] is owned by %s", o.Key, o.Section, owner)
 }
 
+// IsSecretOption tells whether Glance registers the option with
+// secret=True: such a value must not land in the plain ConfigMap.
+func IsSecretOption(o ConfigOption) bool {
+	n := o.Normalize()
+	return slices.Contains(GlanceSecretOptions[n.Section], n.Key)
+}
+
+// SecretConfigMessage is the message for a secret option in extraConfig,
+// one per section as the CRD's CEL rules word it: it lists the section's
+// secret options that no typed field owns, and says where they belong.
+func SecretConfigMessage(section string) string {
+	var opts []string
+	for _, k := range GlanceSecretOptions[section] {
+		if _, owned := GlanceOwnedOptions[ConfigOption{section, k}]; !owned {
+			opts = append(opts, k)
+		}
+	}
+	return fmt.Sprintf("section [%s] holds an option Glance marks secret (%s): extraConfig is rendered into a plain ConfigMap; "+
+		"put it in an INI file in a Secret of your own, mount that into the glance-api container and add --config-dir for its folder to the container's args",
+		section, strings.Join(opts, ", "))
+}
+
 // ValidateExtraConfig checks a Glance's extraConfig: bounds, the INI
 // injection guard on section, option and value, the name patterns, and the
 // options glance-krm owns.
@@ -77,6 +100,8 @@ func ValidateExtraConfig(cfg map[string]ConfigSection, path *field.Path) field.E
 				o := ConfigOption{section, key}
 				if owner, ok := GlanceOwnedOptions[o.Normalize()]; ok {
 					errs = append(errs, field.Forbidden(kp, OwnedConfigMessage(o, owner)))
+				} else if IsSecretOption(o) {
+					errs = append(errs, field.Forbidden(kp, SecretConfigMessage(o.Normalize().Section)))
 				}
 			}
 			v := string(opts[key])

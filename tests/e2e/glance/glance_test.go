@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"go/format"
 	"io"
 	"net/http"
 	"os"
@@ -81,6 +82,23 @@ func TestGlanceMultiStore(t *testing.T) {
 	check(t, "oslo-config-validator accepts the rendered backends.conf", func(t *testing.T) {
 		if out, err := validate(optData, r.backends); err != nil {
 			t.Errorf("%v\n%s", err, out)
+		}
+	})
+	check(t, "the committed list of Glance's secret options is what this glance-api registers", func(t *testing.T) {
+		out, err := exec.Command("/usr/bin/python3", "../../../hack/secret-options.py").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed, err := os.ReadFile("../../../krm/v1alpha1/zz_generated.secret_options.go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		formatted, err := format.Source(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(committed), string(formatted)); diff != "" {
+			t.Errorf("krm/v1alpha1/zz_generated.secret_options.go is stale: run make generate-secret-options (-committed +now):\n%s", diff)
 		}
 	})
 	check(t, "oslo-config-validator rejects a misspelt store option", func(t *testing.T) {
