@@ -32,8 +32,9 @@ func credentials(ctx context.Context, r client.Reader, namespace, name string) (
 			return c, nil
 		}
 		// The same words the credentials init container uses: a value it
-		// refuses (a newline, CR, NUL, invalid UTF-8) never reaches Glance.
-		if problem := v1alpha1.CredentialProblem(v); problem != "" {
+		// refuses (a newline, CR, NUL, invalid UTF-8, or what glance_store
+		// cannot put into a location URL) never reaches Glance.
+		if problem := v1alpha1.S3CredentialProblem(v); problem != "" {
 			c.Message = fmt.Sprintf("key %q of credentials Secret %q %s", key, name, problem)
 			return c, nil
 		}

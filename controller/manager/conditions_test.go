@@ -49,6 +49,7 @@ func TestCredentialsFollowTheSecret(t *testing.T) {
 		"a carriage return in the key":  func(s *corev1.Secret) { s.Data[v1alpha1.CredentialsSecretAccessKey] = []byte(secret + "\r") },
 		"a NUL in the key":              func(s *corev1.Secret) { s.Data[v1alpha1.CredentialsAccessKeyID] = []byte(access + "\x00") },
 		"a key that is not UTF-8":       func(s *corev1.Secret) { s.Data[v1alpha1.CredentialsSecretAccessKey] = []byte(secret + "\xff") },
+		"a # glance_store cannot carry": func(s *corev1.Secret) { s.Data[v1alpha1.CredentialsSecretAccessKey] = []byte(secret + "#1") },
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := k8s.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {

@@ -52,7 +52,11 @@ func WriteCredentials(from, to string, log io.Writer) error {
 			return err
 		}
 		for _, v := range values {
-			if problem := v1alpha1.CredentialProblem(v.value); problem != "" {
+			check := v1alpha1.CredentialProblem
+			if v.option == v1alpha1.OptionS3AccessKey || v.option == v1alpha1.OptionS3SecretKey {
+				check = v1alpha1.S3CredentialProblem
+			}
+			if problem := check(v.value); problem != "" {
 				msg := fmt.Sprintf("[%s] %s %s", v.section, v.option, problem)
 				if kind == credentialsRequired {
 					failed = append(failed, msg)

@@ -54,6 +54,12 @@ func TestCredentialsReachGlanceExactly(t *testing.T) {
 	values := map[string]string{}
 	want := map[string]map[string]string{}
 	for i, v := range credentialValues {
+		section := "section-" + string(rune('a'+i))
+		values[credentialPath(true, section, "password")] = v
+		want[section] = map[string]string{"password": v}
+		if strings.ContainsAny(v, "#?@:") {
+			continue // glance_store cannot carry these in an S3 key: see the next test
+		}
 		store := "store-" + string(rune('a'+i))
 		values[credentialPath(false, store, "s3_store_secret_key")] = v
 		values[credentialPath(false, store, "s3_store_access_key")] = "AK" + v
@@ -81,6 +87,8 @@ func TestCredentialsRefuseUnrepresentable(t *testing.T) {
 	for name, v := range map[string]string{
 		"newline": "secret-one\n", "carriage return": "sec\rret", "NUL": "se\x00cret", "tab": "sec\tret",
 		"invalid UTF-8": "sec\xffret", "empty": "",
+		// glance_store writes S3 keys into image location URLs.
+		"a # in an S3 key": "sec#ret", "a ? in an S3 key": "sec?ret", "an @ in an S3 key": "sec@ret", "a : in an S3 key": "sec:ret",
 	} {
 		t.Run(name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "credentials.conf")
@@ -101,6 +109,9 @@ func TestCredentialsRefuseUnrepresentable(t *testing.T) {
 			}
 			assertNoValue(t, log.String(), optional)
 
+			if strings.Contains(name, "S3 key") {
+				return // fine elsewhere: a password may hold them
+			}
 			required := map[string]string{credentialPath(true, "database", "connection"): v}
 			log.Reset()
 			err := WriteCredentials(layCredentials(t, required), filepath.Join(t.TempDir(), "c.conf"), &log)

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -91,6 +92,21 @@ func CredentialProblem(v []byte) string {
 		case unicode.IsControl(r):
 			return "contains a control character"
 		}
+	}
+	return ""
+}
+
+// S3CredentialProblem is CredentialProblem for an S3 access or secret key,
+// plus glance_store's own limit: it writes both keys into every image's
+// location URL (s3://<access>:<secret>@<host>/<bucket>/<image>) and parses
+// them back with urlparse and split, so a '#', '?' or '@' breaks the URL
+// and a ':' silently cuts the key (measured with glance_store 4.1.0).
+func S3CredentialProblem(v []byte) string {
+	if p := CredentialProblem(v); p != "" {
+		return p
+	}
+	if i := strings.IndexAny(string(v), "#?@:"); i >= 0 {
+		return fmt.Sprintf("contains %q, which glance_store cannot carry in an image location URL (s3://access:secret@host/...)", v[i])
 	}
 	return ""
 }

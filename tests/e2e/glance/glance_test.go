@@ -237,6 +237,42 @@ func TestGlanceMultiStore(t *testing.T) {
 			t.Errorf("image %s reached glance-images-2 without credentials", id)
 		}
 	})
+	g3.stop()
+
+	// A secret key that glance_store cannot carry in a location URL: the
+	// init container leaves it out, so that store is disabled, not broken.
+	var unusable []*yaml.RNode
+	for _, sec := range secrets {
+		sec = sec.Copy()
+		if sec.GetName() == "secondary-s3-credentials" {
+			if err := sec.PipeE(yaml.SetField("stringData", yaml.NewMapRNode(&map[string]string{
+				"access-key-id": "glance-krm-e2e", "secret-access-key": "with#hash"}))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		unusable = append(unusable, sec)
+	}
+	var g4 *glanceAPI
+	if !check(t, "a store key glance_store cannot carry (#) is left out by the init container, naming the option", func(t *testing.T) {
+		r4 := render(t, dir, filepath.Join(root, "v4"))
+		log := startPod(t, r4, unusable)
+		if !strings.Contains(log, "[secondary] s3_store_secret_key contains") || strings.Contains(log, "with#hash") {
+			t.Errorf("init container log: %s", log)
+		}
+		g4 = startGlance(t, filepath.Join(root, "v4"), r4)
+	}) {
+		t.FailNow()
+	}
+	t.Cleanup(g4.stop)
+	check(t, "that store answers 410 and the other still accepts uploads", func(t *testing.T) {
+		if _, status := tryUpload(t, g4, randomBytes(t, 1000), "secondary"); status != http.StatusGone {
+			t.Errorf("upload to the store with an unusable key answered %d, want 410", status)
+		}
+		id := upload(t, g4, randomBytes(t, 1000), "primary", http.StatusNoContent)
+		if !s3.has(t, "glance-images", id) {
+			t.Errorf("image %s is not in glance-images", id)
+		}
+	})
 }
 
 func secretValue(t *testing.T, secrets []*yaml.RNode, name string) map[string]string {
