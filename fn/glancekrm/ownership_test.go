@@ -209,6 +209,11 @@ func TestOwnership(t *testing.T) {
 			results:  []want{{fn.Info, "wired Deployment glance"}},
 			contains: []string{"OS_DEFAULT__DEBUG"},
 		},
+		"environment from envFrom is flagged: it may override what glance-krm delivers": {
+			input:    docs(two, testWorkload("glance", "", plainContainer+"        envFrom: [{secretRef: {name: extra-env}}]\n")),
+			results:  []want{{fn.Warning, "takes environment variables from secretRef extra-env"}, {fn.Info, "wired Deployment glance"}},
+			contains: []string{"envFrom: [{secretRef: {name: extra-env}}]"},
+		},
 		"sh -c without the flags is refused with how to write it": {
 			input:     docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [/bin/sh, -c, 'glance-manage db_sync && exec glance-api']\n")),
 			results:   []want{{fn.Error, "starts glance-api through a shell script, where glance-krm cannot add its flags"}},

@@ -374,6 +374,11 @@ func (r *run) wireWorkloads(ge *glanceEntry, w wiring) []string {
 				"%s: %s belongs to Glance %q but was not wired: %s", Name, id, ge.g.Name, warning)))
 		default:
 			wired = append(wired, id)
+			if from := envFromSources(obj); from != "" {
+				r.add(objectResult(obj, fn.Warning, fmt.Sprintf(
+					"%s: %s takes environment variables from %s into its glance-api container; glance-krm cannot see them at build time: make sure none is an OS_<SECTION>__<OPTION> variable, which would override the rendered files and credentials",
+					Name, id, from)))
+			}
 		}
 	}
 	return wired

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
@@ -443,4 +444,29 @@ func removeEnv(c *yaml.RNode, names []string) error {
 		return c.PipeE(yaml.Clear("env"))
 	}
 	return nil
+}
+
+// envFromSources names the ConfigMaps and Secrets a wired workload's
+// glance-api container takes its environment from, or "".
+func envFromSources(obj *fn.KubeObject) string {
+	rn := obj.CopyToResourceNode()
+	pod, _ := rn.Pipe(yaml.Lookup("spec", "template", "spec"))
+	c, _, _ := glanceContainer(pod)
+	if c == nil {
+		return ""
+	}
+	list, _ := c.Pipe(yaml.Lookup("envFrom"))
+	if list == nil {
+		return ""
+	}
+	elems, _ := list.Elements()
+	var names []string
+	for _, e := range elems {
+		for _, kind := range []string{"configMapRef", "secretRef"} {
+			if ref, _ := e.Pipe(yaml.Lookup(kind)); ref != nil {
+				names = append(names, kind+" "+getString(ref, "name"))
+			}
+		}
+	}
+	return strings.Join(names, ", ")
 }
