@@ -98,9 +98,26 @@ func str(t *testing.T, n *yaml.RNode, path ...string) string {
 
 // names returns the ConfigMap and Secret the Deployment mounts.
 func names(t *testing.T, nodes []*yaml.RNode) (configMap, secret string) {
-	d := find(t, nodes, "Deployment", "glance")
-	return str(t, d, "spec", "template", "spec", "volumes", "[name="+v1alpha1.VolumeConfig+"]", "configMap", "name"),
-		str(t, d, "spec", "template", "spec", "volumes", "[name="+v1alpha1.VolumeBackends+"]", "secret", "secretName")
+	return mountedConfig(find(t, nodes, "Deployment", "glance"))
+}
+
+// mountedConfig is the ConfigMap and the Secret the workload's config
+// volume projects (one volume holds both rendered files).
+func mountedConfig(d *yaml.RNode) (configMap, secret string) {
+	sources, _ := d.Pipe(yaml.Lookup("spec", "template", "spec", "volumes", "[name="+v1alpha1.VolumeConfig+"]", "projected", "sources"))
+	if sources == nil {
+		return "", ""
+	}
+	elems, _ := sources.Elements()
+	for _, src := range elems {
+		if v, _ := src.Pipe(yaml.Lookup("configMap", "name")); v != nil {
+			configMap = v.YNode().Value
+		}
+		if v, _ := src.Pipe(yaml.Lookup("secret", "name")); v != nil {
+			secret = v.YNode().Value
+		}
+	}
+	return configMap, secret
 }
 
 func TestStandaloneExample(t *testing.T) {
@@ -163,11 +180,19 @@ func TestStandaloneExample(t *testing.T) {
 	if env, _ := c.Pipe(yaml.Lookup("env")); env != nil {
 		t.Errorf("the glance-api container carries env: %s", env.MustString())
 	}
-	argv := strings.Join(append(values(t, c, "command"), values(t, c, "args")...), " ")
-	for _, dir := range []string{"--config-dir /etc/glance/glance.conf.d/", "--config-dir /etc/glance/backends.conf.d/", "--config-dir /etc/glance/credentials.conf.d/"} {
-		if !strings.Contains(argv, dir) {
-			t.Errorf("glance-api argv %q lacks %q", argv, dir)
-		}
+	// The example's command names no --config-dir, so oslo.config reads
+	// its default directories for glance-api, where the files are mounted.
+	if argv := strings.Join(append(values(t, c, "command"), values(t, c, "args")...), " "); argv != "glance-api" {
+		t.Errorf("glance-api argv %q: glance-krm adds no flag to a command line that names no --config-dir", argv)
+	}
+	mounts := map[string]string{}
+	ms, _ := c.Pipe(yaml.Lookup("volumeMounts"))
+	elems, _ := ms.Elements()
+	for _, m := range elems {
+		mounts[str(t, m, "mountPath")] = str(t, m, "name")
+	}
+	if diff := cmp.Diff(map[string]string{"/etc/glance/glance.conf.d/": v1alpha1.VolumeConfig, "/etc/glance/glance-api.conf.d/": v1alpha1.VolumeCredentials}, mounts); diff != "" {
+		t.Errorf("glance-api mounts (-want +got):\n%s", diff)
 	}
 }
 

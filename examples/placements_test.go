@@ -216,8 +216,7 @@ func consistency(t *testing.T, out []*yaml.RNode) []string {
 	for id, d := range byKind["Deployment"] {
 		ns, _, _ := strings.Cut(id, "/")
 		pod := []string{"spec", "template", "spec", "volumes"}
-		cm := strOr(d, append(pod, "[name="+v1alpha1.VolumeConfig+"]", "configMap", "name")...)
-		sec := strOr(d, append(pod, "[name="+v1alpha1.VolumeBackends+"]", "secret", "secretName")...)
+		cm, sec := mountedConfig(d)
 		if cm == "" && sec == "" {
 			continue
 		}

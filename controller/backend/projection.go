@@ -34,12 +34,11 @@ func projection(ctx context.Context, r readers, g *v1alpha1.Glance, store string
 		return c, err
 	}
 	pod := d.Spec.Template.Spec
-	i := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == v1alpha1.VolumeBackends })
-	if i < 0 || pod.Volumes[i].Secret == nil {
-		c.Message = fmt.Sprintf("Deployment %q mounts no backends Secret (volume %q): render it with glance-krm", d.Name, v1alpha1.VolumeBackends)
+	secretName := backendsSecret(pod)
+	if secretName == "" {
+		c.Message = fmt.Sprintf("Deployment %q mounts no backends Secret (volume %q): render it with glance-krm", d.Name, v1alpha1.VolumeConfig)
 		return c, nil
 	}
-	secretName := pod.Volumes[i].Secret.SecretName
 	var s corev1.Secret
 	if err := r.secrets.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: secretName}, &s); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -86,6 +85,21 @@ func workload(ctx context.Context, r client.Reader, g *v1alpha1.Glance) (*appsv1
 	}
 	slices.SortFunc(list.Items, func(a, b appsv1.Deployment) int { return strings.Compare(a.Name, b.Name) })
 	return &list.Items[0], nil
+}
+
+// backendsSecret is the Secret the pod's config volume projects next to
+// the ConfigMap, or "".
+func backendsSecret(pod corev1.PodSpec) string {
+	i := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == v1alpha1.VolumeConfig })
+	if i < 0 || pod.Volumes[i].Projected == nil {
+		return ""
+	}
+	for _, src := range pod.Volumes[i].Projected.Sources {
+		if src.Secret != nil {
+			return src.Secret.Name
+		}
+	}
+	return ""
 }
 
 // mountsCredentials tells whether the pod hands this store's secret key to

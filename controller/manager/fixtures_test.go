@@ -84,7 +84,10 @@ func wired(ns, glanceName string, stores ...string) (*corev1.Secret, *appsv1.Dep
 					InitContainers: []corev1.Container{{Name: v1alpha1.CredentialsContainer, Image: "glance-krm-fn"}},
 					Containers:     []corev1.Container{{Name: v1alpha1.GlanceAPIContainer, Image: "glance"}},
 					Volumes: []corev1.Volume{
-						{Name: v1alpha1.VolumeBackends, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: sec.Name}}},
+						{Name: v1alpha1.VolumeConfig, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+							{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: glanceName + "-config-0000000000"}}},
+							{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: sec.Name}}},
+						}}}},
 						{Name: v1alpha1.VolumeCredentialsIn, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: sources}}},
 					},
 				},

@@ -80,11 +80,16 @@ func (s *state) mounted() (configMap, secret string) {
 	d := s.object("Deployment", "glance")
 	vols, _, _ := d.NestedSlice("spec", "template", "spec", "volumes")
 	for _, v := range vols {
-		switch v.GetString("name") {
-		case v1alpha1.VolumeConfig:
-			configMap = v.GetMap("configMap").GetString("name")
-		case v1alpha1.VolumeBackends:
-			secret = v.GetMap("secret").GetString("secretName")
+		if v.GetString("name") != v1alpha1.VolumeConfig {
+			continue
+		}
+		for _, src := range v.GetMap("projected").GetSlice("sources") {
+			if cm := src.GetMap("configMap"); cm != nil {
+				configMap = cm.GetString("name")
+			}
+			if sec := src.GetMap("secret"); sec != nil {
+				secret = sec.GetString("name")
+			}
 		}
 	}
 	return configMap, secret

@@ -182,7 +182,7 @@ func TestOwnership(t *testing.T) {
 		"a single unnamed container that runs glance-api is wired": {
 			input:    docs(two, strings.Replace(testWorkload("glance", "", plainContainer), "name: glance-api", "name: api", 1)),
 			results:  []want{{fn.Info, "wired Deployment glance"}},
-			contains: []string{"--config-dir, /etc/glance/credentials.conf.d/"},
+			contains: []string{"mountPath: /etc/glance/glance-api.conf.d/"},
 		},
 		"a user volume mounted where glance-krm mounts is a conflict naming both": {
 			input: docs(two, testWorkload("glance", "", plainContainer+
@@ -214,34 +214,49 @@ func TestOwnership(t *testing.T) {
 			results:  []want{{fn.Warning, "takes environment variables from secretRef extra-env"}, {fn.Info, "wired Deployment glance"}},
 			contains: []string{"envFrom: [{secretRef: {name: extra-env}}]"},
 		},
-		"sh -c without the flags is refused with how to write it": {
-			input:     docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [/bin/sh, -c, 'glance-manage db_sync && exec glance-api']\n")),
-			results:   []want{{fn.Error, "starts glance-api through a shell script, where glance-krm cannot add its flags"}},
+		"sh -c without --config-dir reads oslo.config's default dirs, which are glance-krm's": {
+			input:    docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [/bin/sh, -c, 'glance-manage db_sync && exec glance-api']\n")),
+			results:  []want{{fn.Info, "wired Deployment glance"}},
+			contains: []string{"command: [/bin/sh, -c, 'glance-manage db_sync && exec glance-api']\n"},
+		},
+		"sh -c with its own --config-dir is refused with how to write it": {
+			input:     docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [/bin/sh, -c, 'exec glance-api --config-dir /etc/glance/mine.d']\n")),
+			results:   []want{{fn.Error, "starts glance-api through a shell script that names its own --config-dir"}},
 			unchanged: []string{"Deployment/glance"},
 		},
-		"sh -c that passes \"$@\" on gets the flags after its name argument": {
-			input:    docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [sh, -ec, 'exec glance-api \"$@\"', glance-api]\n")),
+		"a WSGI server serving glance reads the default dirs": {
+			input:    docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [uwsgi, --ini, /etc/glance/glance-api-uwsgi.ini]\n")),
 			results:  []want{{fn.Info, "wired Deployment glance"}},
-			contains: []string{"glance-api, --config-dir, /etc/glance/glance.conf.d/, --config-dir, /etc/glance/backends.conf.d/, --config-dir, /etc/glance/credentials.conf.d/]"},
+			contains: []string{"command: [uwsgi, --ini, /etc/glance/glance-api-uwsgi.ini]\n"},
+		},
+		"sh -c with its own --config-dir that passes \"$@\" on gets the flags after its name argument": {
+			input:    docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [sh, -ec, 'exec glance-api --config-dir /etc/glance/mine.d \"$@\"', glance-api]\n")),
+			results:  []want{{fn.Info, "wired Deployment glance"}},
+			contains: []string{"glance-api, --config-dir, /etc/glance/glance.conf.d/, --config-dir, /etc/glance/glance-api.conf.d/]"},
 		},
 		"sh -c that names every dir itself is left as it is": {
-			input:    docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [sh, -c, 'exec glance-api --config-dir /etc/glance/glance.conf.d/ --config-dir=/etc/glance/backends.conf.d --config-dir /etc/glance/credentials.conf.d/']\n")),
+			input:    docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [sh, -c, 'exec glance-api --config-dir /etc/glance/mine.d --config-dir /etc/glance/glance.conf.d/ --config-dir=/etc/glance/glance-api.conf.d']\n")),
 			results:  []want{{fn.Info, "wired Deployment glance"}},
-			contains: []string{"command: [sh, -c, 'exec glance-api --config-dir /etc/glance/glance.conf.d/ --config-dir=/etc/glance/backends.conf.d --config-dir /etc/glance/credentials.conf.d/']\n"},
+			contains: []string{"command: [sh, -c, 'exec glance-api --config-dir /etc/glance/mine.d --config-dir /etc/glance/glance.conf.d/ --config-dir=/etc/glance/glance-api.conf.d']\n"},
 		},
 		"no command (the image's entrypoint) is refused with how to write it": {
 			input:     docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        args: [--debug]\n")),
-			results:   []want{{fn.Error, "set command: [glance-api] (the image's entrypoint is unknown at build time)"}},
+			results:   []want{{fn.Error, "sets no command, so the image's entrypoint runs glance-api with arguments unknown at build time"}},
 			unchanged: []string{"Deployment/glance"},
 		},
-		"a wrapper that runs glance-api gets the flags at the end": {
+		"a command line without --config-dir reads the default dirs and gets no flags": {
+			input:    docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [glance-api, --config-file, /etc/glance/glance-api.conf]\n")),
+			results:  []want{{fn.Info, "wired Deployment glance"}},
+			contains: []string{"command: [glance-api, --config-file, /etc/glance/glance-api.conf]\n"},
+		},
+		"a wrapper that runs glance-api with its own dirs gets ours at the end": {
 			input:    docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [tini, --]\n        args: [glance-api, --config-dir, /etc/glance/mine.d]\n")),
 			results:  []want{{fn.Info, "wired Deployment glance"}},
-			contains: []string{"args: [glance-api, --config-dir, /etc/glance/mine.d, --config-dir, /etc/glance/glance.conf.d/"},
+			contains: []string{"args: [glance-api, --config-dir, /etc/glance/mine.d, --config-dir, /etc/glance/glance.conf.d/, --config-dir, /etc/glance/glance-api.conf.d/]"},
 		},
 		"another program is refused": {
-			input:     docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [uwsgi, --ini, /etc/glance/uwsgi.ini]\n")),
-			results:   []want{{fn.Error, "does not start glance-api in its command or args (uwsgi --ini /etc/glance/uwsgi.ini)"}},
+			input:     docs(two, testWorkload("glance", "", "        image: ghcr.io/c5c3/glance:2025.2\n        command: [nginx, -g, 'daemon off;']\n")),
+			results:   []want{{fn.Error, "does not start glance-api in its command or args (nginx -g daemon off;)"}},
 			unchanged: []string{"Deployment/glance"},
 		},
 		"an image that contradicts spec.image is a conflict": {

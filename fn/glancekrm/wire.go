@@ -30,10 +30,16 @@ func isWorkloadKind(apiVersion, kind string) bool {
 	return apiVersion == "apps/v1" && (kind == "Deployment" || kind == "StatefulSet")
 }
 
-// configDirs are glance-api's --config-dir roots that glance-krm adds, in
-// the order oslo.config must read them: later directories win, and the
-// credentials come last.
-var configDirs = []string{v1alpha1.MountConfigDir, v1alpha1.MountBackendsDir, v1alpha1.MountCredentialsDir}
+// configDirs are the directories glance-krm mounts, in the order
+// oslo.config must read them (later ones win): the ones it reads by
+// default for glance-api, so that a command line without --config-dir, a
+// shell script and a WSGI server (which takes no flags) all read them.
+var configDirs = []string{v1alpha1.MountConfigDir, v1alpha1.MountCredentialsDir}
+
+// legacyConfigDirs are the --config-dir flags an earlier glance-krm
+// appended; oslo.config refuses a --config-dir that does not exist, so
+// they go with the volumes that backed them.
+var legacyConfigDirs = []string{"/etc/glance/backends.conf.d/", "/etc/glance/credentials.conf.d/"}
 
 // wire points a Deployment or StatefulSet at the rendered objects and
 // delivers every secret through the credentials init container. It checks
@@ -92,6 +98,9 @@ func (w wiring) apply(rn, pod, c *yaml.RNode, legacy map[string]bool, plan confi
 		return err
 	}
 	if err := setMounts(c, legacy); err != nil {
+		return err
+	}
+	if err := stripLegacyDirs(c); err != nil {
 		return err
 	}
 	if err := plan.apply(c); err != nil {
@@ -156,15 +165,25 @@ func glanceContainer(pod *yaml.RNode) (*yaml.RNode, string, error) {
 		v1alpha1.GlanceAPIContainer, len(running), v1alpha1.GlanceAPIContainer), nil
 }
 
-// runsGlanceAPI tells whether a command line starts glance-api, directly,
-// through a wrapper (tini, dumb-init, env) or in a shell script.
+// runsGlanceAPI tells whether a command line starts glance-api: directly,
+// through a wrapper (tini, dumb-init, env), in a shell script, or as the
+// WSGI application of a WSGI server (uwsgi --ini glance-api-uwsgi.ini).
 func runsGlanceAPI(argv []string) bool {
 	for _, a := range argv {
 		if base(a) == "glance-api" || strings.Contains(a, "glance-api ") || strings.HasSuffix(a, "glance-api") {
 			return true
 		}
 	}
-	return false
+	return wsgiServer(argv)
+}
+
+// wsgiServer tells a WSGI server serving Glance's API application: glance
+// then reads its default config directories and takes no flags.
+func wsgiServer(argv []string) bool {
+	if len(argv) == 0 || !slices.Contains([]string{"uwsgi", "gunicorn"}, base(argv[0])) {
+		return false
+	}
+	return slices.ContainsFunc(argv[1:], func(a string) bool { return strings.Contains(a, "glance") })
 }
 
 func base(p string) string {
@@ -196,12 +215,13 @@ func (p configDirPlan) apply(c *yaml.RNode) error {
 var shells = []string{"sh", "bash", "dash", "ash", "ksh", "zsh", "busybox"}
 
 // planConfigDirs decides how glance-api will read glance-krm's config
-// dirs. Flags are appended only where glance-api sees them: at the end of
-// a command line that runs glance-api (oslo.config lets later dirs win), or
-// after a shell script that passes "$@" on. A script that does not, and a
-// container without a command (the image's entrypoint is unknown at build
-// time), are refused with how to write them, unless they already name
-// every dir.
+// dirs. oslo.config reads both by default for glance-api, but only while
+// no --config-dir is given: a command line that names its own dirs gets
+// ours appended at its end, where glance-api sees them and where they win.
+// A shell script that names its own dirs must name ours or pass "$@" on;
+// a container without a command (the image's entrypoint, and whether it
+// passes --config-dir, is unknown at build time) and another program are
+// refused with how to write them.
 func planConfigDirs(c *yaml.RNode) (configDirPlan, error) {
 	command, args := stringList(c, "command"), stringList(c, "args")
 	argv := append(slices.Clone(command), args...)
@@ -209,6 +229,7 @@ func planConfigDirs(c *yaml.RNode) (configDirPlan, error) {
 	if len(args) == 0 && len(command) > 0 {
 		field = "command"
 	}
+	name := getString(c, "name")
 	if script, ok := shellScript(argv); ok {
 		var missing []string
 		for _, d := range configDirs {
@@ -217,31 +238,53 @@ func planConfigDirs(c *yaml.RNode) (configDirPlan, error) {
 			}
 		}
 		switch {
-		case len(missing) == 0:
+		case len(missing) == 0 || !strings.Contains(script, "--config-dir"):
 			return configDirPlan{}, nil
 		case strings.Contains(script, "$@") && len(argv) > slices.Index(argv, script)+1:
 			// sh -c '... glance-api "$@"' NAME: appended words become "$@".
 			return configDirPlan{field: field, missing: missing}, nil
 		}
-		return configDirPlan{}, fmt.Errorf("container %s starts glance-api through a shell script, where glance-krm cannot add its flags: end the glance-api line of the script with %s, or pass \"$@\" to glance-api and give the script a name argument, or use command: [glance-api]",
-			getString(c, "name"), flagText(configDirs))
+		return configDirPlan{}, fmt.Errorf("container %s starts glance-api through a shell script that names its own --config-dir, which turns off oslo.config's default directories, and glance-krm cannot add its own to a script: end the glance-api line of the script with %s, or pass \"$@\" to glance-api and give the script a name argument, or drop the script's --config-dir",
+			name, flagText(configDirs))
 	}
-	missing := missingDirs(argv)
 	switch {
-	case len(missing) == 0:
-		return configDirPlan{}, nil
-	case len(argv) == 0 || !runsGlanceAPI(argv):
-		return configDirPlan{}, fmt.Errorf("container %s does not start glance-api in its command or args (%s), so glance-krm cannot tell where to add its flags: set command: [glance-api] (the image's entrypoint is unknown at build time), or add %s to its arguments yourself",
-			getString(c, "name"), cmpOr(strings.Join(argv, " "), "no command: the image's entrypoint runs"), flagText(configDirs))
+	case len(command) == 0 && !runsGlanceAPI(args):
+		return configDirPlan{}, fmt.Errorf("container %s sets no command, so the image's entrypoint runs glance-api with arguments unknown at build time (a --config-dir there would hide glance-krm's directories): set command: [glance-api] (or your WSGI server's command line)",
+			name)
+	case !runsGlanceAPI(argv):
+		return configDirPlan{}, fmt.Errorf("container %s does not start glance-api in its command or args (%s): set command: [glance-api] (directly or through a wrapper), or a WSGI server serving glance (uwsgi --ini .../glance-api-uwsgi.ini)",
+			name, strings.Join(argv, " "))
+	case !slices.ContainsFunc(argv, func(a string) bool { return a == "--config-dir" || strings.HasPrefix(a, "--config-dir=") }):
+		return configDirPlan{}, nil // oslo.config's defaults are ours
 	}
-	return configDirPlan{field: field, missing: missing}, nil
+	return configDirPlan{field: field, missing: missingDirs(argv)}, nil
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
+// stripLegacyDirs removes the --config-dir flags an earlier glance-krm
+// appended for directories it no longer mounts.
+func stripLegacyDirs(c *yaml.RNode) error {
+	for _, field := range []string{"command", "args"} {
+		list, err := c.Pipe(yaml.Lookup(field))
+		if err != nil || list == nil {
+			continue
+		}
+		legacy := func(v string) bool { return slices.Contains(legacyConfigDirs, v) || slices.Contains(legacyConfigDirs, v+"/") }
+		var out []*yaml.Node
+		items := list.YNode().Content
+		for i := 0; i < len(items); i++ {
+			v := items[i].Value
+			if d, ok := strings.CutPrefix(v, "--config-dir="); ok && legacy(d) {
+				continue
+			}
+			if v == "--config-dir" && i+1 < len(items) && legacy(items[i+1].Value) {
+				i++
+				continue
+			}
+			out = append(out, items[i])
+		}
+		list.YNode().Content = out
 	}
-	return b
+	return nil
 }
 
 func flagText(dirs []string) string {
@@ -337,11 +380,8 @@ func mountConflicts(c *yaml.RNode, legacy map[string]bool) []error {
 }
 
 func ourVolumeAt(dir string) string {
-	switch dir {
-	case v1alpha1.MountConfigDir:
+	if dir == v1alpha1.MountConfigDir {
 		return v1alpha1.VolumeConfig
-	case v1alpha1.MountBackendsDir:
-		return v1alpha1.VolumeBackends
 	}
 	return v1alpha1.VolumeCredentials
 }

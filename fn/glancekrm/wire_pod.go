@@ -13,7 +13,7 @@ import (
 // it replaces them whole on every run and touches no other volume, mount
 // or container.
 
-// setVolumes writes glance-krm's four volumes, replacing earlier copies of
+// setVolumes writes glance-krm's three volumes, replacing earlier copies of
 // them and the unprefixed config/backends volumes an earlier glance-krm
 // wrote, in place, so a re-run does not reorder the user's volumes.
 func (w wiring) setVolumes(pod *yaml.RNode, legacy map[string]bool) error {
@@ -22,12 +22,13 @@ func (w wiring) setVolumes(pod *yaml.RNode, legacy map[string]bool) error {
 		return err
 	}
 	ours := map[string]*yaml.Node{
-		v1alpha1.VolumeConfig:        mapping("configMap", mapping("name", w.configMap), "name", v1alpha1.VolumeConfig),
-		v1alpha1.VolumeBackends:      mapping("name", v1alpha1.VolumeBackends, "secret", mapping("secretName", w.backendsSec)),
+		v1alpha1.VolumeConfig: mapping("name", v1alpha1.VolumeConfig, "projected", mapping("sources", seq(
+			mapping("configMap", mapping("name", w.configMap)),
+			mapping("secret", mapping("name", w.backendsSec))))),
 		v1alpha1.VolumeCredentials:   mapping("emptyDir", mapping("medium", "Memory", "sizeLimit", "1Mi"), "name", v1alpha1.VolumeCredentials),
 		v1alpha1.VolumeCredentialsIn: mapping("name", v1alpha1.VolumeCredentialsIn, "projected", mapping("sources", w.credentialSources())),
 	}
-	return replaceNamed(vols, ours, []string{v1alpha1.VolumeConfig, v1alpha1.VolumeBackends, v1alpha1.VolumeCredentials, v1alpha1.VolumeCredentialsIn},
+	return replaceNamed(vols, ours, []string{v1alpha1.VolumeConfig, v1alpha1.VolumeCredentials, v1alpha1.VolumeCredentialsIn},
 		func(name string) bool { return legacy[name] })
 }
 

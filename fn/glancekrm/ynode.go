@@ -47,3 +47,8 @@ func getString(n *yaml.RNode, field string) string {
 	}
 	return f.Value.YNode().Value
 }
+
+// seq builds a sequence node.
+func seq(items ...*yaml.Node) *yaml.Node {
+	return &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: items}
+}

@@ -31,14 +31,19 @@ const (
 	// so that it never collides with a volume or container of the user's.
 	ReservedPrefix = "glance-krm-"
 
-	VolumeConfig         = ReservedPrefix + "config"
-	VolumeBackends       = ReservedPrefix + "backends"
-	VolumeCredentials    = ReservedPrefix + "credentials"
-	VolumeCredentialsIn  = ReservedPrefix + "credentials-in"
-	MountConfigDir       = "/etc/glance/glance.conf.d/"
-	MountBackendsDir     = "/etc/glance/backends.conf.d/"
-	MountCredentialsDir  = "/etc/glance/credentials.conf.d/"
-	MountCredentialsIn   = "/var/run/glance-krm/credentials/"
+	VolumeConfig        = ReservedPrefix + "config"
+	VolumeCredentials   = ReservedPrefix + "credentials"
+	VolumeCredentialsIn = ReservedPrefix + "credentials-in"
+	// The two directories oslo.config reads by default for glance-api
+	// (project glance, prog glance-api), in this order, with or without
+	// --config-dir flags and under a WSGI server too, where glance-api
+	// takes no command-line flags at all: the rendered files (the
+	// ConfigMap's glance-api.conf and the backends Secret's backends.conf,
+	// one projected volume), then the credentials the init container
+	// writes, which are read last.
+	MountConfigDir      = "/etc/glance/glance.conf.d/"
+	MountCredentialsDir = "/etc/glance/glance-api.conf.d/"
+	MountCredentialsIn  = "/var/run/glance-krm/credentials/"
 	KeyGlanceAPIConf     = "glance-api.conf"
 	KeyBackendsConf      = "backends.conf"
 	CredentialsFile      = "credentials.conf"

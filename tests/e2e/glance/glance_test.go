@@ -459,13 +459,12 @@ from glance.common import config  # glance's own options
 conf = cfg.CONF
 db_options.set_defaults(conf)
 loading.register_auth_conf_options(conf, "keystone_authtoken")
-conf(args=sys.argv[1:], project="glance", prog="glance-api", default_config_files=[])
+conf(args=[], project="glance", prog="glance-api", default_config_files=[])
 plugin = loading.get_plugin_loader(conf.keystone_authtoken.auth_type)
 conf.register_opts(loading.get_auth_plugin_conf_options(plugin), group="keystone_authtoken")
 json.dump({"password": conf.keystone_authtoken.password, "connection": conf.database.connection}, sys.stdout)
 `
-	cmd := exec.Command("/usr/bin/python3", append([]string{"-c", script}, r.configArgs(t)...)...)
-	cmd.Env = append(os.Environ(), containerEnv(t, r.container)...)
+	cmd := r.inPod(t, r.root, nil, "/usr/bin/python3", "-c", script)
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr []byte

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -189,7 +190,7 @@ func render(t *testing.T, example, root string) rendering {
 			r.apiConf = write(t, filepath.Join(root, v1alpha1.MountConfigDir, v1alpha1.KeyGlanceAPIConf), value(t, n, "data", v1alpha1.KeyGlanceAPIConf))
 		case n.GetKind() == "Secret" && component == v1alpha1.ComponentBackends:
 			r.secret = n.GetName()
-			r.backends = write(t, filepath.Join(root, v1alpha1.MountBackendsDir, v1alpha1.KeyBackendsConf), value(t, n, "stringData", v1alpha1.KeyBackendsConf))
+			r.backends = write(t, filepath.Join(root, v1alpha1.MountConfigDir, v1alpha1.KeyBackendsConf), value(t, n, "stringData", v1alpha1.KeyBackendsConf))
 		case n.GetKind() == "Deployment":
 			deployment = n
 		}
@@ -198,8 +199,20 @@ func render(t *testing.T, example, root string) rendering {
 		t.Fatalf("the build lacks the ConfigMap, the Secret or the Deployment: %+v", r)
 	}
 	r.pod = lookup(t, deployment, "spec", "template", "spec")
-	mountsCM := value(t, r.pod, "volumes", "[name="+v1alpha1.VolumeConfig+"]", "configMap", "name")
-	mountsSecret := value(t, r.pod, "volumes", "[name="+v1alpha1.VolumeBackends+"]", "secret", "secretName")
+	// One projected volume holds both rendered files.
+	var mountsCM, mountsSecret string
+	sources, err := lookup(t, r.pod, "volumes", "[name="+v1alpha1.VolumeConfig+"]", "projected", "sources").Elements()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range sources {
+		if v := value(t, src, "configMap", "name"); v != "" {
+			mountsCM = v
+		}
+		if v := value(t, src, "secret", "name"); v != "" {
+			mountsSecret = v
+		}
+	}
 	if mountsCM != r.configMap || mountsSecret != r.secret {
 		t.Fatalf("the Deployment mounts %s and %s, the build rendered %s and %s", mountsCM, mountsSecret, r.configMap, r.secret)
 	}
@@ -309,21 +322,29 @@ func stringsOf(t *testing.T, n *yaml.RNode, field string) []string {
 	return out
 }
 
-// configArgs are the container's --config-dir flags, in its order, with
-// the mount paths under root.
-func (r rendering) configArgs(t *testing.T) []string {
+// inPod runs a command the way the container sees its files: in a
+// private mount namespace, the rendered and the credentials directories
+// are bind-mounted at the paths the Deployment mounts them
+// (/etc/glance/glance.conf.d/ and /etc/glance/glance-api.conf.d/), which
+// are the directories oslo.config reads by default for glance-api. No
+// --config-dir is passed, so the test proves that glance finds them.
+func (r rendering) inPod(t *testing.T, dir string, env []string, name string, args ...string) *exec.Cmd {
 	t.Helper()
-	argv := append(stringsOf(t, r.container, "command"), stringsOf(t, r.container, "args")...)
-	var args []string
-	for i, a := range argv {
-		if a == "--config-dir" && i+1 < len(argv) {
-			args = append(args, "--config-dir", filepath.Join(r.root, argv[i+1]))
+	for _, d := range []string{v1alpha1.MountConfigDir, v1alpha1.MountCredentialsDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil { // mount points on the host; they stay empty
+			t.Fatal(err)
 		}
 	}
-	if len(args) != 6 {
-		t.Fatalf("the container's command line names %d config dirs, want 3: %v", len(args)/2, argv)
+	argv := append(stringsOf(t, r.container, "command"), stringsOf(t, r.container, "args")...)
+	if slices.ContainsFunc(argv, func(a string) bool { return strings.HasPrefix(a, "--config-dir") }) {
+		t.Fatalf("the container's command line names its own --config-dir: %v", argv)
 	}
-	return args
+	script := `mount --bind "$1" "$3" && mount --bind "$2" "$4" && shift 4 && exec "$@"`
+	cmd := exec.Command("unshare", append([]string{"-m", "--", "sh", "-c", script, "sh",
+		filepath.Join(r.root, v1alpha1.MountConfigDir), filepath.Join(r.root, v1alpha1.MountCredentialsDir),
+		v1alpha1.MountConfigDir, v1alpha1.MountCredentialsDir, name}, args...)...)
+	cmd.Dir, cmd.Env = dir, append(append(os.Environ(), env...), containerEnv(t, r.container)...)
+	return cmd
 }
 
 // glanceAPI is a running Debian glance-api.
@@ -336,8 +357,7 @@ type glanceAPI struct {
 
 // startGlance runs glance-api, which outlives the calling (sub)test: the
 // caller stops it. It runs on the rendered files, unmodified, plus one
-// file of test-only overrides in a third config dir (loopback bind, no
-// keystone, local staging folders); the database comes from the
+// file of test-only overrides (loopback bind, one worker, the paste file); the database comes from the
 // credentials file like everything secret. The environment is the
 // container's (glance-krm sets none).
 func startGlance(t *testing.T, root string, r rendering) *glanceAPI {
@@ -350,21 +370,17 @@ bind_port = %d
 workers = 1
 
 [paste_deploy]
-# Unset flavor selects the unauthenticated pipeline: no keystone here.
-flavor =
 config_file = /etc/glance/glance-api-paste.ini
+`, port))
+	// The overrides are a --config-file: that replaces the default config
+	// files only, and the default directories (the rendered files and the
+	// credentials) are read after it and win.
+	args := []string{"--config-file", overrides}
 
-[os_glance_staging_store]
-filesystem_store_datadir = %s/staging/
-
-[os_glance_tasks_store]
-filesystem_store_datadir = %s/tasks/
-`, port, root, root))
-	args := append(r.configArgs(t), "--config-dir", filepath.Dir(overrides))
-	env := containerEnv(t, r.container)
-
-	sync := exec.Command("glance-manage", append(args, "db_sync")...)
-	sync.Dir, sync.Env = root, append(os.Environ(), env...)
+	// glance-manage's default directories are glance.conf.d and
+	// glance-manage.conf.d: a db-sync job names glance-krm's explicitly.
+	sync := r.inPod(t, root, nil, "glance-manage", append(args, "--config-dir", v1alpha1.MountConfigDir,
+		"--config-dir", v1alpha1.MountCredentialsDir, "db_sync")...)
 	if out, err := sync.CombinedOutput(); err != nil {
 		t.Fatalf("glance-manage db_sync: %v\n%s", err, out)
 	}
@@ -374,8 +390,8 @@ filesystem_store_datadir = %s/tasks/
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.cmd = exec.Command("glance-api", args...)
-	g.cmd.Dir, g.cmd.Env, g.cmd.Stdout, g.cmd.Stderr = root, append(os.Environ(), env...), log, log
+	g.cmd = r.inPod(t, root, nil, "glance-api", args...)
+	g.cmd.Stdout, g.cmd.Stderr = log, log
 	// Its own session: glance-api signals its whole process group.
 	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := g.cmd.Start(); err != nil {
