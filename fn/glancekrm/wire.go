@@ -268,7 +268,9 @@ func stripLegacyDirs(c *yaml.RNode) error {
 		if err != nil || list == nil {
 			continue
 		}
-		legacy := func(v string) bool { return slices.Contains(legacyConfigDirs, v) || slices.Contains(legacyConfigDirs, v+"/") }
+		legacy := func(v string) bool {
+			return slices.Contains(legacyConfigDirs, v) || slices.Contains(legacyConfigDirs, v+"/")
+		}
 		var out []*yaml.Node
 		items := list.YNode().Content
 		for i := 0; i < len(items); i++ {

@@ -41,9 +41,9 @@ const (
 	// ConfigMap's glance-api.conf and the backends Secret's backends.conf,
 	// one projected volume), then the credentials the init container
 	// writes, which are read last.
-	MountConfigDir      = "/etc/glance/glance.conf.d/"
-	MountCredentialsDir = "/etc/glance/glance-api.conf.d/"
-	MountCredentialsIn  = "/var/run/glance-krm/credentials/"
+	MountConfigDir       = "/etc/glance/glance.conf.d/"
+	MountCredentialsDir  = "/etc/glance/glance-api.conf.d/"
+	MountCredentialsIn   = "/var/run/glance-krm/credentials/"
 	KeyGlanceAPIConf     = "glance-api.conf"
 	KeyBackendsConf      = "backends.conf"
 	CredentialsFile      = "credentials.conf"
