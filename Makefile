@@ -56,9 +56,14 @@ unit: build tools deps-python
 	go vet -tags e2e ./tests/e2e/glance/
 	KUBEBUILDER_ASSETS="$$(CACHE=$(CACHE) bash hack/envtest-assets.sh)" go test $(GO_TEST_FLAGS) ./...
 
-## e2e-glance: Debian's glance-api on the rendered config, against a real S3 server
+## e2e-glance: Debian's glance-api on the rendered config, against a real S3
+## server: bookworm's (Zed, the oldest) on this machine, trixie's (2025.1)
+## and sid's (newest, under uwsgi) in root file systems built once by
+## tests/e2e/glance/rootfs.sh into the cache
 e2e-glance: build $(KUSTOMIZE) $(VERSITYGW) deps-glance
-	go test $(GO_TEST_FLAGS) -tags e2e -v -timeout 20m -run TestGlanceMultiStore ./tests/e2e/glance/
+	GLANCE_ROOTFS_TRIXIE="$$(CACHE=$(CACHE) bash tests/e2e/glance/rootfs.sh trixie)" \
+	GLANCE_ROOTFS_SID="$$(CACHE=$(CACHE) bash tests/e2e/glance/rootfs.sh sid)" \
+	  go test $(GO_TEST_FLAGS) -tags e2e -v -timeout 30m -run TestGlanceMultiStore ./tests/e2e/glance/
 
 ## e2e-chainsaw: the contract's four chainsaw suites against a real API
 ## server, with the controller running as a process under its own RBAC

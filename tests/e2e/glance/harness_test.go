@@ -26,19 +26,49 @@ import (
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
-// tally counts the named checks, so the run can end with the plain
-// "N passed, M failed" line.
-var tally struct{ passed, failed int }
+// tallies count the named checks per release (the key; "" for checks
+// that run on no Glance release, such as chainsaw's), so the run ends with
+// one plain "N passed, M failed" line per release and a total.
+var (
+	tallies = map[string]*struct{ passed, failed int }{}
+	order   []string
+	current string // the release whose checks run now
+)
 
 // check runs one named assertion as a subtest and counts it.
 func check(t *testing.T, name string, f func(t *testing.T)) bool {
 	ok := t.Run(name, f)
+	tl := tallies[current]
+	if tl == nil {
+		tl = &struct{ passed, failed int }{}
+		tallies[current] = tl
+		order = append(order, current)
+	}
 	if ok {
-		tally.passed++
+		tl.passed++
 	} else {
-		tally.failed++
+		tl.failed++
 	}
 	return ok
+}
+
+// printTallies prints a line per release, then the total, and says
+// whether anything failed.
+func printTallies() bool {
+	var passed, failed int
+	for _, name := range order {
+		tl := tallies[name]
+		passed, failed = passed+tl.passed, failed+tl.failed
+		if name != "" && len(order) > 1 {
+			fmt.Printf("%s: %d passed, %d failed\n", name, tl.passed, tl.failed)
+		}
+	}
+	label := ""
+	if len(order) > 1 {
+		label = "total: "
+	}
+	fmt.Printf("%s%d passed, %d failed\n", label, passed, failed)
+	return failed > 0
 }
 
 func freePort(t *testing.T) int {
@@ -170,6 +200,7 @@ func value(t *testing.T, n *yaml.RNode, path ...string) string {
 // rendering is what one build produced, laid out under root as the
 // Deployment mounts it.
 type rendering struct {
+	rel               release
 	root              string
 	configMap, secret string
 	apiConf, backends string // the files, each in its mounted directory
@@ -179,9 +210,9 @@ type rendering struct {
 // render builds the example and writes glance-api.conf and backends.conf
 // where the Deployment's volumes would put them (under root), exactly as
 // rendered.
-func render(t *testing.T, example, root string) rendering {
+func render(t *testing.T, rel release, example, root string) rendering {
 	t.Helper()
-	r := rendering{root: root}
+	r := rendering{rel: rel, root: root}
 	var deployment *yaml.RNode
 	for _, n := range build(t, example) {
 		switch component := n.GetLabels()[v1alpha1.LabelComponent]; {
@@ -322,28 +353,72 @@ func stringsOf(t *testing.T, n *yaml.RNode, field string) []string {
 	return out
 }
 
+// release is one Glance that the checks run on: Debian's packages on this
+// machine, or a root file system of another Debian suite (built by
+// rootfs.sh, cached outside the repository).
+type release struct {
+	name   string // e.g. "trixie (2025.1, glance-api 30.0.0)"
+	rootfs string // "" for this machine
+	// wsgi: the release has no standalone glance-api; it runs under uwsgi,
+	// where glance takes no flags and reads oslo.config's default dirs.
+	wsgi bool
+}
+
 // inPod runs a command the way the container sees its files: in a
 // private mount namespace, the rendered and the credentials directories
 // are bind-mounted at the paths the Deployment mounts them
 // (/etc/glance/glance.conf.d/ and /etc/glance/glance-api.conf.d/), which
 // are the directories oslo.config reads by default for glance-api. No
-// --config-dir is passed, so the test proves that glance finds them.
+// --config-dir is passed, so the test proves that glance finds them. For
+// a release in a root file system, the command runs chrooted there, with
+// the test's folder, /proc and /dev mounted in.
 func (r rendering) inPod(t *testing.T, dir string, env []string, name string, args ...string) *exec.Cmd {
 	t.Helper()
-	for _, d := range []string{v1alpha1.MountConfigDir, v1alpha1.MountCredentialsDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil { // mount points on the host; they stay empty
-			t.Fatal(err)
-		}
-	}
 	argv := append(stringsOf(t, r.container, "command"), stringsOf(t, r.container, "args")...)
 	if slices.ContainsFunc(argv, func(a string) bool { return strings.HasPrefix(a, "--config-dir") }) {
 		t.Fatalf("the container's command line names its own --config-dir: %v", argv)
 	}
-	script := `mount --bind "$1" "$3" && mount --bind "$2" "$4" && shift 4 && exec "$@"`
-	cmd := exec.Command("unshare", append([]string{"-m", "--", "sh", "-c", script, "sh",
-		filepath.Join(r.root, v1alpha1.MountConfigDir), filepath.Join(r.root, v1alpha1.MountCredentialsDir),
-		v1alpha1.MountConfigDir, v1alpha1.MountCredentialsDir, name}, args...)...)
-	cmd.Dir, cmd.Env = dir, append(append(os.Environ(), env...), containerEnv(t, r.container)...)
+	return r.rel.run(t, r.root, dir, env, name, args...)
+}
+
+// run runs a command of the release, with root's rendered directories
+// mounted at the pod's paths (or none, when root is "").
+func (rel release) run(t *testing.T, root, dir string, env []string, name string, args ...string) *exec.Cmd {
+	t.Helper()
+	R := rel.rootfs
+	for _, d := range []string{v1alpha1.MountConfigDir, v1alpha1.MountCredentialsDir} {
+		if err := os.MkdirAll(R+d, 0o755); err != nil { // mount points; they stay empty
+			t.Fatal(err)
+		}
+	}
+	script := `set -e
+R="$1" root="$2" dir="$3"; shift 3
+if [ -n "$R" ]; then
+  mkdir -p "$R$TMP" "$R/proc" "$R/dev"
+  mount --bind "$TMP" "$R$TMP"
+  mount -t proc proc "$R/proc"
+  mount --rbind /dev "$R/dev"
+fi
+if [ -n "$root" ]; then
+  mount --bind "$root/etc/glance/glance.conf.d" "$R/etc/glance/glance.conf.d"
+  mount --bind "$root/etc/glance/glance-api.conf.d" "$R/etc/glance/glance-api.conf.d"
+fi
+if [ -n "$R" ]; then exec chroot "$R" /bin/sh -c 'cd "$0" && exec "$@"' "$dir" "$@"; fi
+cd "$dir" && exec "$@"`
+	if root != "" {
+		for _, d := range []string{v1alpha1.MountConfigDir, v1alpha1.MountCredentialsDir} {
+			if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if dir == "" {
+		dir = "/"
+	}
+	cmd := exec.Command("unshare", append([]string{"-m", "--", "sh", "-c", script, "sh", R, root, dir, name}, args...)...)
+	// The test's files are all below the temporary folder, which the
+	// root file system sees at the same path.
+	cmd.Env = append(append(os.Environ(), "LANG=C.UTF-8", "PYTHONPATH=", "TMP="+os.TempDir()), env...)
 	return cmd
 }
 
@@ -390,7 +465,18 @@ config_file = /etc/glance/glance-api-paste.ini
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.cmd = r.inPod(t, root, nil, "glance-api", args...)
+	if r.rel.wsgi {
+		// No standalone server: uwsgi serves glance.wsgi.api, which takes
+		// no flags (the overrides above are for glance-manage only).
+		// The HTTP body options are Debian's glance-api-uwsgi.ini's.
+		g.cmd = r.inPod(t, root, nil, "uwsgi", "--plugin", "http,python3", "--http-socket", fmt.Sprintf("127.0.0.1:%d", port),
+			"--module", "glance.wsgi.api:application", "--master", "--processes", "1", "--threads", "1", "--lazy-apps",
+			"--die-on-term", "--buffer-size", "65535", "--http-auto-chunked", "--http-chunked-input", "--http-raw-body",
+			"--chunked-input-limit", "1073741824", "--enable-threads")
+	} else {
+		g.cmd = r.inPod(t, root, nil, "glance-api", args...)
+	}
+	g.cmd.Env = append(g.cmd.Env, containerEnv(t, r.container)...)
 	g.cmd.Stdout, g.cmd.Stderr = log, log
 	// Its own session: glance-api signals its whole process group.
 	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
