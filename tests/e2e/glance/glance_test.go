@@ -474,7 +474,6 @@ func glanceOptData(t *testing.T, r rendering, root string) string {
 	return write(t, filepath.Join(root, "opt-data.json"), string(b))
 }
 
-
 // readSecretOptions loads the rendered config dirs and the container's
 // environment as glance-api does, with the options registered the way
 // glance registers them (keystonemiddleware's auth_token options, the
