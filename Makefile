@@ -49,12 +49,16 @@ generate-secret-options: deps-glance
 ## test: the whole suite, with every real peer it needs
 test: unit e2e-glance e2e-chainsaw e2e-packaging
 
-## unit: Go tests with real kustomize, controller-gen, oslo.config and a
-## real kube-apiserver + etcd (hack/envtest-assets.sh says where it got them)
+## unit: Go tests with real kustomize, controller-gen, oslo.config (bookworm's,
+## trixie's and sid's) and a real kube-apiserver + etcd (hack/envtest-assets.sh
+## says where it got them)
 unit: build tools deps-python
 	go vet ./...
 	go vet -tags e2e ./tests/e2e/glance/
-	KUBEBUILDER_ASSETS="$$(CACHE=$(CACHE) bash hack/envtest-assets.sh)" go test $(GO_TEST_FLAGS) ./...
+	KUBEBUILDER_ASSETS="$$(CACHE=$(CACHE) bash hack/envtest-assets.sh)" \
+	GLANCE_ROOTFS_TRIXIE="$$(CACHE=$(CACHE) bash tests/e2e/glance/rootfs.sh trixie)" \
+	GLANCE_ROOTFS_SID="$$(CACHE=$(CACHE) bash tests/e2e/glance/rootfs.sh sid)" \
+	  go test $(GO_TEST_FLAGS) ./...
 
 ## e2e-glance: Debian's glance-api on the rendered config, against a real S3
 ## server: bookworm's (Zed, the oldest) on this machine, trixie's (2025.1)
