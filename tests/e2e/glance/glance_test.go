@@ -310,6 +310,45 @@ func multiStore(t *testing.T, rel release) {
 			t.Errorf("image %s is not in glance-images", id)
 		}
 	})
+	g4.stop()
+
+	// The typed S3 options that shape uploads: multipart above
+	// largeObjectSize in parts of largeObjectChunkSize (MiB), and a bucket
+	// created on first upload.
+	write(t, backends, strings.NewReplacer(
+		"    bucket: glance-images\n", "    bucket: glance-images\n    largeObjectSize: 5\n    largeObjectChunkSize: 5\n",
+		"    bucket: glance-images-2\n", "    bucket: glance-created-on-put\n    createBucketOnPut: true\n",
+	).Replace(string(b)))
+	var g5 *glanceAPI
+	if !check(t, "glance-api starts with largeObjectSize, largeObjectChunkSize and createBucketOnPut rendered", func(t *testing.T) {
+		r5 := render(t, rel, dir, filepath.Join(root, "v5"))
+		for _, want := range []string{"s3_store_large_object_size = 5\n", "s3_store_large_object_chunk_size = 5\n", "s3_store_create_bucket_on_put = true\n"} {
+			if conf, _ := os.ReadFile(r5.backends); !strings.Contains(string(conf), want) {
+				t.Fatalf("backends.conf lacks %q", want)
+			}
+		}
+		startPod(t, r5, secrets)
+		g5 = startGlance(t, filepath.Join(root, "v5"), r5)
+	}) {
+		t.FailNow()
+	}
+	t.Cleanup(g5.stop)
+	check(t, "an image larger than largeObjectSize is uploaded in parts of largeObjectChunkSize and downloads byte-identical", func(t *testing.T) {
+		data := randomBytes(t, 12<<20) // 12 MiB: three 5 MiB parts
+		id := upload(t, g5, data, "primary", http.StatusNoContent)
+		if etag := s3.etag(t, "glance-images", id); !strings.HasSuffix(etag, "-3") {
+			t.Errorf("object %s has ETag %q: not a 3-part multipart upload", id, etag)
+		}
+		if got := download(t, g5, id); !bytes.Equal(got, data) {
+			t.Errorf("downloaded %d bytes that differ from the %d uploaded", len(got), len(data))
+		}
+	})
+	check(t, "createBucketOnPut creates the missing bucket on the first upload", func(t *testing.T) {
+		id := upload(t, g5, randomBytes(t, 1000), "secondary", http.StatusNoContent)
+		if !s3.has(t, "glance-created-on-put", id) {
+			t.Errorf("image %s is not in the bucket created on put", id)
+		}
+	})
 }
 
 func secretValue(t *testing.T, secrets []*yaml.RNode, name string) map[string]string {

@@ -137,6 +137,17 @@ func startS3(t *testing.T, accessKey, secretKey string, buckets ...string) *s3Se
 	return &s3Server{endpoint: endpoint, client: client}
 }
 
+// etag is an object's ETag: "<md5 of the part md5s>-<parts>" for a
+// multipart upload.
+func (s *s3Server) etag(t *testing.T, bucket, key string) string {
+	t.Helper()
+	info, err := s.client.StatObject(context.Background(), bucket, key, minio.StatObjectOptions{})
+	if err != nil {
+		t.Fatalf("stat %s/%s: %v", bucket, key, err)
+	}
+	return info.ETag
+}
+
 func (s *s3Server) has(t *testing.T, bucket, key string) bool {
 	t.Helper()
 	for obj := range s.client.ListObjects(context.Background(), bucket, minio.ListObjectsOptions{}) {
