@@ -349,6 +349,56 @@ func multiStore(t *testing.T, rel release) {
 			t.Errorf("image %s is not in the bucket created on put", id)
 		}
 	})
+	g5.stop()
+
+	if rel.rootfs == "" {
+		return // glance_store 4.1.0 has no s3_store_region_name
+	}
+	// spec.s3.region on a server that accepts only its own region: the
+	// upload works because glance_store signs for the rendered region, and
+	// fails when the region is left out (the test of the test).
+	const region = "eu-glance-krm-1"
+	regional := startS3In(t, region, creds["access-key-id"], creds["secret-access-key"], "glance-images-regional")
+	withRegion := func(region string) string {
+		out := strings.Replace(string(b), "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
+			"    host: http://"+regional.endpoint+"\n    bucket: glance-images-regional\n", 1)
+		if region != "" {
+			out = strings.Replace(out, "    bucket: glance-images-regional\n", "    bucket: glance-images-regional\n    region: "+region+"\n", 1)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name, region string
+		want         int
+	}{
+		{"without spec.s3.region the region's S3 server refuses the upload", "", 0},
+		{"with spec.s3.region rendered the upload lands in the region's bucket", region, http.StatusNoContent},
+	} {
+		write(t, backends, withRegion(c.region))
+		check(t, c.name, func(t *testing.T) {
+			rr := render(t, rel, dir, filepath.Join(root, "region-"+cmpOr(c.region, "none")))
+			if conf, _ := os.ReadFile(rr.backends); strings.Contains(string(conf), "s3_store_region_name") != (c.region != "") {
+				t.Fatalf("backends.conf:\n%s", conf)
+			}
+			startPod(t, rr, secrets)
+			gr := startGlance(t, filepath.Join(root, "region-"+cmpOr(c.region, "none")), rr)
+			defer gr.stop()
+			id, status := tryUpload(t, gr, randomBytes(t, 1000), "primary")
+			switch {
+			case c.want == 0 && status < 400:
+				t.Errorf("the upload signed for us-east-1 was accepted (%d) by a server of region %s", status, region)
+			case c.want != 0 && (status != c.want || !regional.has(t, "glance-images-regional", id)):
+				t.Errorf("upload answered %d, want %d, and must land in glance-images-regional", status, c.want)
+			}
+		})
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func secretValue(t *testing.T, secrets []*yaml.RNode, name string) map[string]string {

@@ -97,12 +97,18 @@ type s3Server struct {
 }
 
 func startS3(t *testing.T, accessKey, secretKey string, buckets ...string) *s3Server {
+	return startS3In(t, "us-east-1", accessKey, secretKey, buckets...)
+}
+
+// startS3In is startS3 for an S3 server of the given region: it refuses
+// requests signed for another region.
+func startS3In(t *testing.T, region, accessKey, secretKey string, buckets ...string) *s3Server {
 	t.Helper()
 	bin := mustEnv(t, "VERSITYGW_BIN", "run through `make e2e-glance`, which builds versitygw once into the cache")
 	root := t.TempDir()
 	port := freePort(t)
 	endpoint := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(bin, "--access", accessKey, "--secret", secretKey, "--region", "us-east-1",
+	cmd := exec.Command(bin, "--access", accessKey, "--secret", secretKey, "--region", region,
 		"--port", endpoint, "--quiet", "posix", root)
 	log, err := os.Create(filepath.Join(t.TempDir(), "versitygw.log"))
 	if err != nil {
@@ -115,7 +121,7 @@ func startS3(t *testing.T, accessKey, secretKey string, buckets ...string) *s3Se
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 
 	client, err := minio.New(endpoint, &minio.Options{
-		Creds: credentials.NewStaticV4(accessKey, secretKey, ""), Region: "us-east-1",
+		Creds: credentials.NewStaticV4(accessKey, secretKey, ""), Region: region,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +130,7 @@ func startS3(t *testing.T, accessKey, secretKey string, buckets ...string) *s3Se
 	defer cancel()
 	for _, b := range buckets {
 		for {
-			err := client.MakeBucket(ctx, b, minio.MakeBucketOptions{Region: "us-east-1"})
+			err := client.MakeBucket(ctx, b, minio.MakeBucketOptions{Region: region})
 			if err == nil {
 				break
 			}
