@@ -22,7 +22,7 @@ export KUSTOMIZE_BIN    := $(KUSTOMIZE)
 export CONTROLLER_GEN_BIN := $(CONTROLLER_GEN)
 export VERSITYGW_BIN    := $(VERSITYGW)
 
-.PHONY: generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench fuzz generate tools deps-python deps-glance clean
+.PHONY: generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench fuzz generate tools deps-python deps-glance clean
 
 all: build
 
@@ -45,6 +45,11 @@ generate: $(CONTROLLER_GEN)
 generate-secret-options: deps-glance
 	/usr/bin/python3 hack/secret-options.py > krm/v1alpha1/zz_generated.secret_options.go
 	gofmt -w krm/v1alpha1/zz_generated.secret_options.go
+
+## generate-catalogs: per-release option catalogs (krm/catalogs) from Debian's
+## glance of each release, and from sources for GLANCE_SRC/GLANCE_STORE_SRC
+generate-catalogs: deps-glance
+	CACHE=$(CACHE) bash hack/generate-catalogs.sh
 
 ## test: the whole suite, with every real peer it needs
 test: unit e2e-glance e2e-chainsaw e2e-packaging

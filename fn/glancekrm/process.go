@@ -303,6 +303,9 @@ func (r *run) render(ge *glanceEntry) {
 		r.add(withTag(withTag(objectResult(ge.obj, fn.Error, err.Error()), tagReason, v1alpha1.ReasonNoDefaultBackend), tagRule, "exactly-one-default"))
 		valid = false
 	}
+	if !r.checkRelease(ge) {
+		valid = false
+	}
 	for _, name := range ge.broken {
 		r.add(objectResult(ge.obj, fn.Error, fmt.Sprintf(
 			"%s: GlanceBackend %s attached to Glance %s could not be read (see its errors); nothing is rendered without it", Name, name, g.Name)))

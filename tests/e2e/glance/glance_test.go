@@ -38,16 +38,16 @@ func TestMain(m *testing.M) {
 // `make e2e-glance` built (tests/e2e/glance/rootfs.sh) and named in
 // GLANCE_ROOTFS_<SUITE>.
 func releases(t *testing.T) []release {
-	out := []release{{name: "bookworm (Zed 2022.2, glance-api 25.1.0, oldest)"}}
+	out := []release{{name: "bookworm (Zed 2022.2, glance-api 25.1.0, oldest)", catalog: "2022.2"}}
 	for _, r := range []struct {
-		env, name string
-		wsgi      bool
+		env, name, catalog string
+		wsgi               bool
 	}{
-		{"GLANCE_ROOTFS_TRIXIE", "trixie (2025.1, glance-api 30.0.0)", false},
-		{"GLANCE_ROOTFS_SID", "sid (newest, glance-api 33.0.0, under uwsgi)", true},
+		{"GLANCE_ROOTFS_TRIXIE", "trixie (2025.1, glance-api 30.0.0)", "2025.1", false},
+		{"GLANCE_ROOTFS_SID", "sid (2026.2, glance-api 33.0.0, under uwsgi)", "2026.2", true},
 	} {
 		if dir := os.Getenv(r.env); dir != "" {
-			out = append(out, release{name: r.name, rootfs: dir, wsgi: r.wsgi})
+			out = append(out, release{name: r.name, rootfs: dir, wsgi: r.wsgi, catalog: r.catalog})
 		} else {
 			t.Logf("%s is not set: %s is not checked (make e2e-glance builds it)", r.env, r.name)
 		}
@@ -115,8 +115,25 @@ func multiStore(t *testing.T, rel release) {
 			t.Errorf("%v\n%s", err, out)
 		}
 	})
-	// The committed list is bookworm's; per-release catalogs are the
-	// release-matrix issue's.
+	check(t, "the committed option catalog of "+rel.catalog+" is what this Glance reads", func(t *testing.T) {
+		script, err := os.ReadFile("../../../hack/catalog.py")
+		if err != nil {
+			t.Fatal(err)
+		}
+		suite, _, _ := strings.Cut(rel.name, " ")
+		out, err := rel.run(t, "", "", nil, "/usr/bin/python3", "-c", string(script), rel.catalog, suite).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed, err := os.ReadFile("../../../krm/catalogs/" + rel.catalog + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(committed), string(out)); diff != "" {
+			t.Errorf("krm/catalogs/%s.json is stale: run make generate-catalogs (-committed +now):\n%s", rel.catalog, diff)
+		}
+	})
+	// The committed list of secret options is bookworm's.
 	secretOptionsCheck := check
 	if rel.rootfs != "" {
 		secretOptionsCheck = func(*testing.T, string, func(*testing.T)) bool { return true }

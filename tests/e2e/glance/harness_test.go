@@ -376,6 +376,9 @@ func stringsOf(t *testing.T, n *yaml.RNode, field string) []string {
 type release struct {
 	name   string // e.g. "trixie (2025.1, glance-api 30.0.0)"
 	rootfs string // "" for this machine
+	// catalog is the openStackRelease whose committed option catalog this
+	// Glance must reproduce.
+	catalog string
 	// wsgi: the release has no standalone glance-api; it runs under uwsgi,
 	// where glance takes no flags and reads oslo.config's default dirs.
 	wsgi bool

@@ -1,0 +1,106 @@
+package glancekrm
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+
+	"github.com/c5c3/glance-krm/krm/catalogs"
+)
+
+// The release rules: glance_store and oslo.config ignore an option they do
+// not know without a word, so a misspelt or too-new option would silently
+// do nothing in production. Each name in extraOptions and extraConfig,
+// and each typed field, is checked against the option catalog of the
+// Glance's openStackRelease (krm/catalogs); a release without a catalog
+// gets one warning, never silence.
+
+// typedStoreOptions are the typed fields and the store option each renders.
+var typedStoreOptions = []struct{ field, option string }{
+	{"spec.s3.region", "s3_store_region_name"},
+	{"spec.s3.createBucketOnPut", "s3_store_create_bucket_on_put"},
+	{"spec.s3.largeObjectSize", "s3_store_large_object_size"},
+	{"spec.s3.largeObjectChunkSize", "s3_store_large_object_chunk_size"},
+}
+
+// checkRelease reports every option name the Glance's release does not
+// read; it returns false when there is an error.
+func (r *run) checkRelease(ge *glanceEntry) bool {
+	g := ge.g
+	cat := catalogs.For(g.Spec.OpenStackRelease)
+	if cat == nil {
+		r.add(withField(objectResult(ge.obj, fn.Warning, fmt.Sprintf(
+			"%s: no option catalog for openStackRelease %q (catalogs: %s): the names in extraOptions and extraConfig are not checked against the options Glance reads",
+			Name, g.Spec.OpenStackRelease, strings.Join(catalogs.Releases(), ", "))), "spec.openStackRelease"))
+		return true
+	}
+	ok := true
+	fail := func(obj *fn.KubeObject, field, msg string) {
+		r.add(withTag(withField(objectResult(obj, fn.Error, Name+": "+msg), field), tagRule, "release-catalog"))
+		ok = false
+	}
+	from := fmt.Sprintf("Glance %s (%s)", cat.Release, cat.Short())
+	storeNames := sortedNames(cat.StoreOptions)
+	for _, be := range ge.backends {
+		b := be.b
+		for _, k := range sortedNames(b.Spec.ExtraOptions) {
+			if _, known := cat.StoreOptions[k]; !known {
+				fail(be.obj, fmt.Sprintf("spec.extraOptions[%s]", k), fmt.Sprintf(
+					"option %q is not an option of an S3 store in %s; glance_store would ignore it without a word%s",
+					k, from, didYouMean(k, storeNames)))
+			}
+		}
+		if b.Spec.S3 == nil {
+			continue
+		}
+		set := map[string]bool{
+			"spec.s3.region":               b.Spec.S3.Region != "",
+			"spec.s3.createBucketOnPut":    b.Spec.S3.CreateBucketOnPut,
+			"spec.s3.largeObjectSize":      b.Spec.S3.LargeObjectSize != nil,
+			"spec.s3.largeObjectChunkSize": b.Spec.S3.LargeObjectChunkSize != nil,
+		}
+		for _, t := range typedStoreOptions {
+			if _, known := cat.StoreOptions[t.option]; set[t.field] && !known {
+				fail(be.obj, t.field, fmt.Sprintf("%s renders %s, which %s does not read (it would ignore it without a word): drop the field or raise openStackRelease",
+					t.field, t.option, from))
+			}
+		}
+	}
+	sections := sortedNames(cat.Config)
+	for _, section := range sortedNames(g.Spec.ExtraConfig) {
+		opts, known := cat.Section(section)
+		if !known {
+			fail(ge.obj, fmt.Sprintf("spec.extraConfig[%s]", section), fmt.Sprintf(
+				"section [%s] is not a section glance-api.conf has in %s; oslo.config would ignore it without a word%s",
+				section, from, didYouMean(section, sections)))
+			continue
+		}
+		names := sortedNames(opts)
+		for _, k := range sortedNames(g.Spec.ExtraConfig[section]) {
+			if _, known := opts[k]; !known {
+				fail(ge.obj, fmt.Sprintf("spec.extraConfig[%s][%s]", section, k), fmt.Sprintf(
+					"option %q is not an option of section [%s] in %s; oslo.config would ignore it without a word%s",
+					k, section, from, didYouMean(k, names)))
+			}
+		}
+	}
+	return ok
+}
+
+func didYouMean(s string, names []string) string {
+	if m := catalogs.Suggest(s, names); m != "" {
+		return fmt.Sprintf("; did you mean %q?", m)
+	}
+	return ""
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
