@@ -143,8 +143,11 @@ type S3BackendSpec struct {
 
 	// LargeObjectChunkSize is the multipart chunk size in MiB
 	// (s3_store_large_object_chunk_size); rendered only when set.
+	// The seed's schema minimum (1) is kept so that its CRs decode the same;
+	// glance_store refuses anything below 5 in every release.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:XValidation:rule="self >= 5",message="must be at least 5 (MiB): S3 refuses smaller multipart parts, and glance_store disables a store whose s3_store_large_object_chunk_size is below 5 (BadStoreConfiguration)"
 	LargeObjectChunkSize *int32 `json:"largeObjectChunkSize,omitempty"`
 }
 

@@ -66,5 +66,8 @@ func validateS3(s *S3BackendSpec, path *field.Path) field.ErrorList {
 	}
 	errs = append(errs, minimum1(path.Child("largeObjectSize"), s.LargeObjectSize)...)
 	errs = append(errs, minimum1(path.Child("largeObjectChunkSize"), s.LargeObjectChunkSize)...)
+	if v := s.LargeObjectChunkSize; v != nil && *v >= 1 && *v < 5 {
+		errs = append(errs, field.Invalid(path.Child("largeObjectChunkSize"), *v, MsgChunkBelowS3Minimum))
+	}
 	return errs
 }

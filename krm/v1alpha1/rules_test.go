@@ -112,10 +112,14 @@ func TestValidateGlanceBackend(t *testing.T) {
 			mutate: func(b *GlanceBackend) { b.Spec.S3.LargeObjectChunkSize = ptr.To[int32](-5) },
 			want:   []verdict{invalid("spec.s3.largeObjectChunkSize", "should be greater than or equal to 1")},
 		},
-		"sizes of 1 are fine": {
+		"a largeObjectSize of 1 and a chunk of 5 are fine": {
 			mutate: func(b *GlanceBackend) {
-				b.Spec.S3.LargeObjectSize, b.Spec.S3.LargeObjectChunkSize = ptr.To[int32](1), ptr.To[int32](1)
+				b.Spec.S3.LargeObjectSize, b.Spec.S3.LargeObjectChunkSize = ptr.To[int32](1), ptr.To[int32](5)
 			},
+		},
+		"a chunk below S3's 5 MiB part minimum, which glance_store refuses": {
+			mutate: func(b *GlanceBackend) { b.Spec.S3.LargeObjectChunkSize = ptr.To[int32](4) },
+			want:   []verdict{invalid("spec.s3.largeObjectChunkSize", MsgChunkBelowS3Minimum)},
 		},
 		"every violation is reported, not just the first": {
 			mutate: func(b *GlanceBackend) {

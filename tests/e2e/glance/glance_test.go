@@ -368,6 +368,26 @@ func multiStore(t *testing.T, rel release) {
 	})
 	g5.stop()
 
+	// What the function refuses, measured: a multipart chunk below 5 MiB,
+	// written into the rendered backends.conf by hand, disables the store
+	// in glance_store (BadStoreConfiguration); the other store still works.
+	write(t, backends, string(b))
+	check(t, "a largeObjectChunkSize below 5 (refused by glance-krm) disables the store in this glance_store", func(t *testing.T) {
+		rc := render(t, rel, dir, filepath.Join(root, "chunk"))
+		conf, err := os.ReadFile(rc.backends)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, rc.backends, strings.Replace(string(conf), "[primary]\n", "[primary]\ns3_store_large_object_chunk_size = 4\n", 1))
+		startPod(t, rc, secrets)
+		gc := startGlance(t, filepath.Join(root, "chunk"), rc)
+		defer gc.stop()
+		if _, status := tryUpload(t, gc, randomBytes(t, 1000), "primary"); status != http.StatusGone {
+			t.Errorf("upload to the store with a 4 MiB chunk answered %d, want 410 (disabled)", status)
+		}
+		upload(t, gc, randomBytes(t, 1000), "secondary", http.StatusNoContent)
+	})
+
 	if rel.rootfs == "" {
 		return // glance_store 4.1.0 has no s3_store_region_name
 	}
