@@ -109,7 +109,7 @@ func TestKptRender(t *testing.T) {
 				// every render is a distinct ConfigMap and the history must
 				// drop the oldest.
 				flipDefault(t, pkg)
-				appendTo(t, filepath.Join(pkg, "glance.yaml"), "  extraConfig:\n    DEFAULT:\n      x_round: \""+strings.Repeat("i", i)+"\"\n", i > 1)
+				appendTo(t, filepath.Join(pkg, "glance.yaml"), "  extraConfig:\n    DEFAULT:\n      public_endpoint: \"http://glance-"+strings.Repeat("i", i)+"\"\n", i > 1)
 			}
 			if out, err := kptRender(t, env, pkg, "--allow-exec"); err != nil {
 				t.Fatalf("render %d: %v\n%s", i, err, out)
