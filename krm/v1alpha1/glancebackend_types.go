@@ -97,6 +97,7 @@ type GlanceRefSpec struct {
 
 // S3BackendSpec is an S3-compatible object store. Optional fields are
 // rendered only when set, so upstream Glance defaults apply otherwise.
+// +kubebuilder:validation:XValidation:rule=`!has(self.bucketURLFormat) || self.bucketURLFormat != 'virtual' || self.bucket.matches('^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$')`,message=`with bucketURLFormat virtual the bucket becomes a host name label (<bucket>.<host>): it must be a DNS label (lower-case letters, digits and '-', at most 63, no dots)`
 type S3BackendSpec struct {
 	// Host is the S3 endpoint URL (s3_store_host).
 	// +kubebuilder:validation:MinLength=1

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"regexp"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -50,6 +52,12 @@ func validateBackendType(t GlanceBackendType, path *field.Path) field.ErrorList 
 	}
 }
 
+// dnsLabel is an RFC 1123 label, as a virtual-hosted bucket must be.
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// omitValue keeps a whole object out of a message.
+var omitValue = field.OmitValueType{}
+
 func validateS3(s *S3BackendSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, minLength1(path.Child("host"), s.Host)...)
@@ -63,6 +71,9 @@ func validateS3(s *S3BackendSpec, path *field.Path) field.ErrorList {
 	errs = append(errs, minLength1(path.Child("credentialsSecretRef", "name"), s.CredentialsSecretRef.Name)...)
 	if f := s.BucketURLFormat; f != "" && f != "path" && f != "virtual" {
 		errs = append(errs, field.NotSupported(path.Child("bucketURLFormat"), f, bucketURLFormats))
+	}
+	if s.BucketURLFormat == "virtual" && !dnsLabel.MatchString(s.Bucket) {
+		errs = append(errs, field.Invalid(path, omitValue, MsgVirtualBucketLabel))
 	}
 	errs = append(errs, minimum1(path.Child("largeObjectSize"), s.LargeObjectSize)...)
 	errs = append(errs, minimum1(path.Child("largeObjectChunkSize"), s.LargeObjectChunkSize)...)

@@ -117,6 +117,13 @@ func TestValidateGlanceBackend(t *testing.T) {
 				b.Spec.S3.LargeObjectSize, b.Spec.S3.LargeObjectChunkSize = ptr.To[int32](1), ptr.To[int32](5)
 			},
 		},
+		"a virtual-hosted bucket that is not a DNS label": {
+			mutate: func(b *GlanceBackend) { b.Spec.S3.BucketURLFormat, b.Spec.S3.Bucket = "virtual", "Images.2024" },
+			want:   []verdict{invalid("spec.s3", MsgVirtualBucketLabel)},
+		},
+		"a virtual-hosted bucket that is a DNS label": {
+			mutate: func(b *GlanceBackend) { b.Spec.S3.BucketURLFormat, b.Spec.S3.Bucket = "virtual", "images-2024" },
+		},
 		"a chunk below S3's 5 MiB part minimum, which glance_store refuses": {
 			mutate: func(b *GlanceBackend) { b.Spec.S3.LargeObjectChunkSize = ptr.To[int32](4) },
 			want:   []verdict{invalid("spec.s3.largeObjectChunkSize", MsgChunkBelowS3Minimum)},

@@ -388,6 +388,32 @@ func multiStore(t *testing.T, rel release) {
 		upload(t, gc, randomBytes(t, 1000), "secondary", http.StatusNoContent)
 	})
 
+	// bucketURLFormat virtual: glance_store addresses <bucket>.<host>,
+	// which the pod's /etc/hosts resolves to the loopback S3 server.
+	const domain = "s3.glance-krm.test"
+	virtual := startS3In(t, "us-east-1", domain, creds["access-key-id"], creds["secret-access-key"], "glance-images-virtual")
+	_, port, _ := strings.Cut(virtual.endpoint, ":")
+	write(t, backends, strings.Replace(string(b), "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
+		"    host: http://"+domain+":"+port+"\n    bucket: glance-images-virtual\n    bucketURLFormat: virtual\n", 1))
+	check(t, "bucketURLFormat virtual uploads to <bucket>.<host>", func(t *testing.T) {
+		rv := render(t, rel, dir, filepath.Join(root, "virtual"))
+		rv.hosts = write(t, filepath.Join(root, "virtual-hosts"), "127.0.0.1 localhost\n127.0.0.1 "+domain+" glance-images-virtual."+domain+"\n")
+		if conf, _ := os.ReadFile(rv.backends); !strings.Contains(string(conf), "s3_store_bucket_url_format = virtual\n") {
+			t.Fatalf("backends.conf:\n%s", conf)
+		}
+		startPod(t, rv, secrets)
+		gv := startGlance(t, filepath.Join(root, "virtual"), rv)
+		defer gv.stop()
+		data := randomBytes(t, 2000)
+		id := upload(t, gv, data, "primary", http.StatusNoContent)
+		if !virtual.has(t, "glance-images-virtual", id) {
+			t.Errorf("image %s is not in glance-images-virtual", id)
+		}
+		if got := download(t, gv, id); !bytes.Equal(got, data) {
+			t.Error("the image downloads different")
+		}
+	})
+
 	if rel.rootfs == "" {
 		return // glance_store 4.1.0 has no s3_store_region_name
 	}
@@ -395,7 +421,7 @@ func multiStore(t *testing.T, rel release) {
 	// upload works because glance_store signs for the rendered region, and
 	// fails when the region is left out (the test of the test).
 	const region = "eu-glance-krm-1"
-	regional := startS3In(t, region, creds["access-key-id"], creds["secret-access-key"], "glance-images-regional")
+	regional := startS3In(t, region, "", creds["access-key-id"], creds["secret-access-key"], "glance-images-regional")
 	withRegion := func(region string) string {
 		out := strings.Replace(string(b), "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
 			"    host: http://"+regional.endpoint+"\n    bucket: glance-images-regional\n", 1)

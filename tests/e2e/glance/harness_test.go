@@ -97,19 +97,23 @@ type s3Server struct {
 }
 
 func startS3(t *testing.T, accessKey, secretKey string, buckets ...string) *s3Server {
-	return startS3In(t, "us-east-1", accessKey, secretKey, buckets...)
+	return startS3In(t, "us-east-1", "", accessKey, secretKey, buckets...)
 }
 
-// startS3In is startS3 for an S3 server of the given region: it refuses
-// requests signed for another region.
-func startS3In(t *testing.T, region, accessKey, secretKey string, buckets ...string) *s3Server {
+// startS3In is startS3 for an S3 server of the given region (it refuses
+// requests signed for another region) that, with a virtual domain, also
+// serves <bucket>.<domain> (virtual-hosted style).
+func startS3In(t *testing.T, region, virtualDomain, accessKey, secretKey string, buckets ...string) *s3Server {
 	t.Helper()
 	bin := mustEnv(t, "VERSITYGW_BIN", "run through `make e2e-glance`, which builds versitygw once into the cache")
 	root := t.TempDir()
 	port := freePort(t)
 	endpoint := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(bin, "--access", accessKey, "--secret", secretKey, "--region", region,
-		"--port", endpoint, "--quiet", "posix", root)
+	args := []string{"--access", accessKey, "--secret", secretKey, "--region", region, "--port", endpoint, "--quiet"}
+	if virtualDomain != "" {
+		args = append(args, "--virtual-domain", virtualDomain)
+	}
+	cmd := exec.Command(bin, append(args, "posix", root)...)
 	log, err := os.Create(filepath.Join(t.TempDir(), "versitygw.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -218,6 +222,7 @@ func value(t *testing.T, n *yaml.RNode, path ...string) string {
 // Deployment mounts it.
 type rendering struct {
 	rel               release
+	hosts             string // an /etc/hosts for the pod, or ""
 	root              string
 	configMap, secret string
 	apiConf, backends string // the files, each in its mounted directory
@@ -398,6 +403,9 @@ func (r rendering) inPod(t *testing.T, dir string, env []string, name string, ar
 	if slices.ContainsFunc(argv, func(a string) bool { return strings.HasPrefix(a, "--config-dir") }) {
 		t.Fatalf("the container's command line names its own --config-dir: %v", argv)
 	}
+	if r.hosts != "" {
+		env = append(env, "HOSTS="+r.hosts)
+	}
 	return r.rel.run(t, r.root, dir, env, name, args...)
 }
 
@@ -419,6 +427,7 @@ if [ -n "$R" ]; then
   mount -t proc proc "$R/proc"
   mount --rbind /dev "$R/dev"
 fi
+if [ -n "${HOSTS:-}" ]; then mount --bind "$HOSTS" "$R/etc/hosts"; fi
 if [ -n "$root" ]; then
   mount --bind "$root/etc/glance/glance.conf.d" "$R/etc/glance/glance.conf.d"
   mount --bind "$root/etc/glance/glance-api.conf.d" "$R/etc/glance/glance-api.conf.d"
