@@ -113,8 +113,8 @@ func mountedConfig(d *yaml.RNode) (configMap, secret string) {
 		if v, _ := src.Pipe(yaml.Lookup("configMap", "name")); v != nil {
 			configMap = v.YNode().Value
 		}
-		if v, _ := src.Pipe(yaml.Lookup("secret", "name")); v != nil {
-			secret = v.YNode().Value
+		if v, _ := src.Pipe(yaml.Lookup("secret", "name")); v != nil && secret == "" {
+			secret = v.YNode().Value // the rendered Secret comes first
 		}
 	}
 	return configMap, secret

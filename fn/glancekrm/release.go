@@ -23,6 +23,7 @@ var typedStoreOptions = []struct{ field, option string }{
 	{"spec.s3.createBucketOnPut", "s3_store_create_bucket_on_put"},
 	{"spec.s3.largeObjectSize", "s3_store_large_object_size"},
 	{"spec.s3.largeObjectChunkSize", "s3_store_large_object_chunk_size"},
+	{"spec.s3.caBundleRef", "s3_store_cacert"},
 }
 
 // checkRelease reports every option name the Glance's release does not
@@ -60,6 +61,7 @@ func (r *run) checkRelease(ge *glanceEntry) bool {
 			"spec.s3.createBucketOnPut":    b.Spec.S3.CreateBucketOnPut,
 			"spec.s3.largeObjectSize":      b.Spec.S3.LargeObjectSize != nil,
 			"spec.s3.largeObjectChunkSize": b.Spec.S3.LargeObjectChunkSize != nil,
+			"spec.s3.caBundleRef":          b.Spec.S3.CABundleRef != nil,
 		}
 		for _, t := range typedStoreOptions {
 			if _, known := cat.StoreOptions[t.option]; set[t.field] && !known {

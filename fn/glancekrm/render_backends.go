@@ -38,6 +38,9 @@ func storeSection(b *v1alpha1.GlanceBackend) iniSection {
 	if s3.CreateBucketOnPut {
 		s.set("s3_store_create_bucket_on_put", "true")
 	}
+	if s3.CABundleRef != nil {
+		s.set("s3_store_cacert", v1alpha1.CABundlePath(b.Name))
+	}
 	if v := s3.LargeObjectSize; v != nil {
 		s.set("s3_store_large_object_size", strconv.Itoa(int(*v)))
 	}

@@ -22,9 +22,7 @@ func (w wiring) setVolumes(pod *yaml.RNode, legacy map[string]bool) error {
 		return err
 	}
 	ours := map[string]*yaml.Node{
-		v1alpha1.VolumeConfig: mapping("name", v1alpha1.VolumeConfig, "projected", mapping("sources", seq(
-			mapping("configMap", mapping("name", w.configMap)),
-			mapping("secret", mapping("name", w.backendsSec))))),
+		v1alpha1.VolumeConfig:        mapping("name", v1alpha1.VolumeConfig, "projected", mapping("sources", w.configSources())),
 		v1alpha1.VolumeCredentials:   mapping("emptyDir", mapping("medium", "Memory", "sizeLimit", "1Mi"), "name", v1alpha1.VolumeCredentials),
 		v1alpha1.VolumeCredentialsIn: mapping("name", v1alpha1.VolumeCredentialsIn, "projected", mapping("sources", w.credentialSources())),
 	}
@@ -57,6 +55,26 @@ func replaceNamed(list *yaml.RNode, ours map[string]*yaml.Node, order []string, 
 	}
 	list.YNode().Content = out
 	return nil
+}
+
+// configSources are the rendered ConfigMap and Secret, then each store's
+// CA bundle at the path its s3_store_cacert names (a sub-directory, which
+// oslo.config does not read as configuration).
+func (w wiring) configSources() *yaml.Node {
+	sources := seq(mapping("configMap", mapping("name", w.configMap)), mapping("secret", mapping("name", w.backendsSec)))
+	for _, b := range w.backends {
+		ref := b.Spec.S3.CABundleRef
+		if ref == nil {
+			continue
+		}
+		kind := "secret"
+		if ref.Kind == "ConfigMap" {
+			kind = "configMap"
+		}
+		path := strings.TrimPrefix(v1alpha1.CABundlePath(b.Name), v1alpha1.MountConfigDir)
+		sources.Content = append(sources.Content, mapping(kind, mapping("items", seq(mapping("key", ref.Key, "path", path)), "name", ref.Name)))
+	}
+	return sources
 }
 
 // credentialSources is the projected volume the init container reads: one

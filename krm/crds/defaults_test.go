@@ -71,7 +71,7 @@ func goDefaults(t *testing.T, obj interface{ Default() }, paths map[string]strin
 
 func TestGoDefaultsMatchCRDDefaults(t *testing.T) {
 	for file, obj := range map[string]interface{ Default() }{
-		"glance.openstack.c5c3.io_glancebackends.yaml": &v1alpha1.GlanceBackend{Spec: v1alpha1.GlanceBackendSpec{S3: &v1alpha1.S3BackendSpec{}}},
+		"glance.openstack.c5c3.io_glancebackends.yaml": &v1alpha1.GlanceBackend{Spec: v1alpha1.GlanceBackendSpec{S3: &v1alpha1.S3BackendSpec{CABundleRef: &v1alpha1.CABundleRefSpec{}}}},
 		"glance.openstack.c5c3.io_glances.yaml":        &v1alpha1.Glance{},
 	} {
 		t.Run(file, func(t *testing.T) {

@@ -10,12 +10,16 @@ const (
 	DefaultDomainName      = "Default"
 	DefaultPasswordKey     = "password"
 	DefaultConnectionKey   = "connection"
+	DefaultCABundleKey     = "ca.crt"
 )
 
 // Default fills the API server's defaults.
 func (b *GlanceBackend) Default() {
 	if b.Spec.S3 != nil && b.Spec.S3.BucketURLFormat == "" {
 		b.Spec.S3.BucketURLFormat = DefaultBucketURLFormat
+	}
+	if b.Spec.S3 != nil && b.Spec.S3.CABundleRef != nil {
+		setIfEmpty(&b.Spec.S3.CABundleRef.Key, DefaultCABundleKey)
 	}
 }
 

@@ -45,6 +45,7 @@ type GlanceBackend struct {
 
 // GlanceBackendSpec describes one image store of a Glance.
 // +kubebuilder:validation:XValidation:rule="(self.type == 'S3') == has(self.s3)",message="spec.s3 must be set exactly when spec.type is S3"
+// +kubebuilder:validation:XValidation:rule="!(has(self.s3) && has(self.s3.caBundleRef) && has(self.extraOptions) && 's3_store_cacert' in self.extraOptions)",message="s3_store_cacert is set by spec.s3.caBundleRef: set the CA bundle in one place"
 type GlanceBackendSpec struct {
 	// GlanceRef names the Glance in the same namespace this store attaches
 	// to. Immutable: re-pointing a backend would strand the old deployment's
@@ -114,9 +115,17 @@ type S3BackendSpec struct {
 
 	// CredentialsSecretRef names the Secret holding the S3 credentials under
 	// the fixed data keys access-key-id and secret-access-key
-	// (s3_store_access_key / s3_store_secret_key, delivered as environment
-	// variables, never rendered into a file).
+	// (s3_store_access_key / s3_store_secret_key, delivered by the
+	// credentials init container, never rendered into the build).
 	CredentialsSecretRef SecretNameRefSpec `json:"credentialsSecretRef"`
+
+	// CABundleRef names a ConfigMap or Secret key holding the PEM CA bundle
+	// that signs the S3 endpoint's certificate (a private CA). glance-krm
+	// mounts it into the glance-api pod and points s3_store_cacert at it;
+	// glance_store reads s3_store_cacert from 2025.1 on. A glance-krm
+	// extension: optional, so the seed's CRs stay valid.
+	// +optional
+	CABundleRef *CABundleRefSpec `json:"caBundleRef,omitempty"`
 
 	// BucketURLFormat is path (https://host/bucket) or virtual
 	// (https://bucket.host) (s3_store_bucket_url_format).
@@ -150,6 +159,21 @@ type S3BackendSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:XValidation:rule="self >= 5",message="must be at least 5 (MiB): S3 refuses smaller multipart parts, and glance_store disables a store whose s3_store_large_object_chunk_size is below 5 (BadStoreConfiguration)"
 	LargeObjectChunkSize *int32 `json:"largeObjectChunkSize,omitempty"`
+}
+
+// CABundleRefSpec is a key of a ConfigMap or Secret in the same namespace.
+type CABundleRefSpec struct {
+	// Kind of the object: ConfigMap or Secret.
+	// +kubebuilder:validation:Enum=ConfigMap;Secret
+	Kind string `json:"kind"`
+	// Name of the object.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Key of the PEM bundle in the object.
+	// +optional
+	// +kubebuilder:default=ca.crt
+	// +kubebuilder:validation:MinLength=1
+	Key string `json:"key,omitempty"`
 }
 
 // SecretNameRefSpec names a Secret in the same namespace. It carries no key:

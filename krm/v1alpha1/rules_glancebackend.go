@@ -24,6 +24,9 @@ func ValidateGlanceBackend(b *GlanceBackend) field.ErrorList {
 		errs = append(errs, validateS3(b.Spec.S3, spec.Child("s3"))...)
 	}
 	errs = append(errs, ValidateExtraOptions(b.Spec.ExtraOptions, spec.Child("extraOptions"))...)
+	if _, both := b.Spec.ExtraOptions["s3_store_cacert"]; both && b.Spec.S3 != nil && b.Spec.S3.CABundleRef != nil {
+		errs = append(errs, field.Invalid(spec.Child("extraOptions").Key("s3_store_cacert"), omit, MsgCACertTwice))
+	}
 	return errs
 }
 
@@ -55,9 +58,6 @@ func validateBackendType(t GlanceBackendType, path *field.Path) field.ErrorList 
 // dnsLabel is an RFC 1123 label, as a virtual-hosted bucket must be.
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
-// omitValue keeps a whole object out of a message.
-var omitValue = field.OmitValueType{}
-
 func validateS3(s *S3BackendSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, minLength1(path.Child("host"), s.Host)...)
@@ -73,7 +73,7 @@ func validateS3(s *S3BackendSpec, path *field.Path) field.ErrorList {
 		errs = append(errs, field.NotSupported(path.Child("bucketURLFormat"), f, bucketURLFormats))
 	}
 	if s.BucketURLFormat == "virtual" && !dnsLabel.MatchString(s.Bucket) {
-		errs = append(errs, field.Invalid(path, omitValue, MsgVirtualBucketLabel))
+		errs = append(errs, field.Invalid(path, omit, MsgVirtualBucketLabel))
 	}
 	errs = append(errs, minimum1(path.Child("largeObjectSize"), s.LargeObjectSize)...)
 	errs = append(errs, minimum1(path.Child("largeObjectChunkSize"), s.LargeObjectChunkSize)...)

@@ -130,3 +130,12 @@ func IsStoreCredentialEnv(name string) bool {
 	return strings.HasPrefix(name, "OS_") &&
 		(strings.HasSuffix(name, "__S3_STORE_ACCESS_KEY") || strings.HasSuffix(name, "__S3_STORE_SECRET_KEY"))
 }
+
+// CABundleDir is where a store's CA bundle lands, inside the rendered
+// files' directory (oslo.config reads only its *.conf files).
+const CABundleDir = MountConfigDir + "s3-ca/"
+
+// CABundlePath is the file s3_store_cacert names for a store.
+func CABundlePath(store string) string {
+	return CABundleDir + store + ".pem"
+}

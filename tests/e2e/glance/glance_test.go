@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -452,6 +453,51 @@ func multiStore(t *testing.T, rel release) {
 				t.Errorf("the upload signed for us-east-1 was accepted (%d) by a server of region %s", status, region)
 			case c.want != 0 && (status != c.want || !regional.has(t, "glance-images-regional", id)):
 				t.Errorf("upload answered %d, want %d, and must land in glance-images-regional", status, c.want)
+			}
+		})
+	}
+
+	// TLS with a private CA: the S3 server's certificate is signed by a CA
+	// made here; glance trusts it only through spec.s3.caBundleRef, which
+	// glance-krm mounts and names in s3_store_cacert.
+	ca := makeTLS(t)
+	secure := startS3With(t, s3Options{region: "us-east-1", tls: ca}, creds["access-key-id"], creds["secret-access-key"], "glance-images-tls")
+	caSecret, err := yaml.Parse("apiVersion: v1\nkind: Secret\nmetadata: {name: s3-ca}\nstringData: {}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := caSecret.PipeE(yaml.SetField("stringData", yaml.NewMapRNode(&map[string]string{"ca.crt": string(ca.caPEM)}))); err != nil {
+		t.Fatal(err)
+	}
+	withCA := append(slices.Clone(secrets), caSecret)
+	for _, c := range []struct {
+		name string
+		ca   bool
+	}{
+		{"without spec.s3.caBundleRef glance does not trust the S3 server's private CA", false},
+		{"with spec.s3.caBundleRef the upload over HTTPS lands in the bucket", true},
+	} {
+		out := strings.Replace(string(b), "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
+			"    host: https://"+secure.endpoint+"\n    bucket: glance-images-tls\n", 1)
+		if c.ca {
+			out = strings.Replace(out, "    bucket: glance-images-tls\n", "    bucket: glance-images-tls\n    caBundleRef: {kind: Secret, name: s3-ca}\n", 1)
+		}
+		write(t, backends, out)
+		check(t, c.name, func(t *testing.T) {
+			dirName := "tls-" + map[bool]string{true: "ca", false: "none"}[c.ca]
+			rt := render(t, rel, dir, filepath.Join(root, dirName))
+			if conf, _ := os.ReadFile(rt.backends); strings.Contains(string(conf), "s3_store_cacert = /etc/glance/glance.conf.d/s3-ca/primary.pem") != c.ca {
+				t.Fatalf("backends.conf:\n%s", conf)
+			}
+			startPod(t, rt, withCA)
+			gt := startGlance(t, filepath.Join(root, dirName), rt)
+			defer gt.stop()
+			id, status := tryUpload(t, gt, randomBytes(t, 1000), "primary")
+			switch {
+			case !c.ca && status < 400:
+				t.Errorf("the upload was accepted (%d) without the CA", status)
+			case c.ca && (status != http.StatusNoContent || !secure.has(t, "glance-images-tls", id)):
+				t.Errorf("upload answered %d, want 204, and must land in glance-images-tls", status)
 			}
 		})
 	}

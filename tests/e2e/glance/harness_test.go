@@ -5,8 +5,16 @@ package glance_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -104,7 +112,18 @@ func startS3(t *testing.T, accessKey, secretKey string, buckets ...string) *s3Se
 // requests signed for another region) that, with a virtual domain, also
 // serves <bucket>.<domain> (virtual-hosted style).
 func startS3In(t *testing.T, region, virtualDomain, accessKey, secretKey string, buckets ...string) *s3Server {
+	return startS3With(t, s3Options{region: region, virtualDomain: virtualDomain}, accessKey, secretKey, buckets...)
+}
+
+// s3Options shape a test S3 server.
+type s3Options struct {
+	region, virtualDomain string
+	tls                   *testTLS // serve HTTPS with this certificate
+}
+
+func startS3With(t *testing.T, o s3Options, accessKey, secretKey string, buckets ...string) *s3Server {
 	t.Helper()
+	region, virtualDomain := o.region, o.virtualDomain
 	bin := mustEnv(t, "VERSITYGW_BIN", "run through `make e2e-glance`, which builds versitygw once into the cache")
 	root := t.TempDir()
 	port := freePort(t)
@@ -112,6 +131,9 @@ func startS3In(t *testing.T, region, virtualDomain, accessKey, secretKey string,
 	args := []string{"--access", accessKey, "--secret", secretKey, "--region", region, "--port", endpoint, "--quiet"}
 	if virtualDomain != "" {
 		args = append(args, "--virtual-domain", virtualDomain)
+	}
+	if o.tls != nil {
+		args = append(args, "--cert", o.tls.certFile, "--key", o.tls.keyFile)
 	}
 	cmd := exec.Command(bin, append(args, "posix", root)...)
 	log, err := os.Create(filepath.Join(t.TempDir(), "versitygw.log"))
@@ -124,9 +146,11 @@ func startS3In(t *testing.T, region, virtualDomain, accessKey, secretKey string,
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 
-	client, err := minio.New(endpoint, &minio.Options{
-		Creds: credentials.NewStaticV4(accessKey, secretKey, ""), Region: region,
-	})
+	opts := &minio.Options{Creds: credentials.NewStaticV4(accessKey, secretKey, ""), Region: region}
+	if o.tls != nil {
+		opts.Secure, opts.Transport = true, o.tls.transport()
+	}
+	client, err := minio.New(endpoint, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,8 +286,8 @@ func render(t *testing.T, rel release, example, root string) rendering {
 		if v := value(t, src, "configMap", "name"); v != "" {
 			mountsCM = v
 		}
-		if v := value(t, src, "secret", "name"); v != "" {
-			mountsSecret = v
+		if v := value(t, src, "secret", "name"); v != "" && mountsSecret == "" {
+			mountsSecret = v // the rendered Secret comes first; CA bundles follow
 		}
 	}
 	if mountsCM != r.configMap || mountsSecret != r.secret {
@@ -338,6 +362,26 @@ func startPod(t *testing.T, r rendering, secrets []*yaml.RNode) string {
 				continue
 			}
 			write(t, filepath.Join(in, value(t, item, "path")), v)
+		}
+	}
+	// The config volume's other sources: each store's CA bundle, from the
+	// Secret it names.
+	cfg, err := lookup(t, r.pod, "volumes", "[name="+v1alpha1.VolumeConfig+"]", "projected", "sources").Elements()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range cfg {
+		items := lookup(t, src, "secret", "items")
+		if items == nil {
+			continue
+		}
+		its, _ := items.Elements()
+		for _, item := range its {
+			v, ok := data[value(t, src, "secret", "name")][value(t, item, "key")]
+			if !ok {
+				t.Fatalf("Secret %s key %s is missing: the kubelet would not start the pod", value(t, src, "secret", "name"), value(t, item, "key"))
+			}
+			write(t, filepath.Join(r.root, v1alpha1.MountConfigDir, value(t, item, "path")), v)
 		}
 	}
 	init := lookup(t, r.pod, "initContainers", "[name="+v1alpha1.CredentialsContainer+"]")
@@ -497,11 +541,13 @@ config_file = /etc/glance/glance-api-paste.ini
 	if r.rel.wsgi {
 		// No standalone server: uwsgi serves glance.wsgi.api, which takes
 		// no flags (the overrides above are for glance-manage only).
-		// The HTTP body options are Debian's glance-api-uwsgi.ini's.
+		// The HTTP options are Debian's glance-api-uwsgi.ini's; without
+		// its "Connection: close" a client reusing a connection uwsgi has
+		// dropped gets "connection reset by peer" now and then.
 		g.cmd = r.inPod(t, root, nil, "uwsgi", "--plugin", "http,python3", "--http-socket", fmt.Sprintf("127.0.0.1:%d", port),
 			"--module", "glance.wsgi.api:application", "--master", "--processes", "1", "--threads", "1", "--lazy-apps",
 			"--die-on-term", "--buffer-size", "65535", "--http-auto-chunked", "--http-chunked-input", "--http-raw-body",
-			"--chunked-input-limit", "1073741824", "--enable-threads")
+			"--chunked-input-limit", "1073741824", "--enable-threads", "--add-header", "Connection: close")
 	} else {
 		g.cmd = r.inPod(t, root, nil, "glance-api", args...)
 	}
@@ -575,4 +621,55 @@ func (g *glanceAPI) tail() string {
 	b, _ := os.ReadFile(g.log)
 	lines := strings.Split(string(b), "\n")
 	return strings.Join(lines[max(0, len(lines)-30):], "\n")
+}
+
+// testTLS is a CA made in the test and a server certificate it signed for
+// 127.0.0.1.
+type testTLS struct {
+	caPEM             []byte
+	certFile, keyFile string
+}
+
+func makeTLS(t *testing.T) *testTLS {
+	t.Helper()
+	dir := t.TempDir()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "glance-krm e2e CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testTLS{
+		caPEM:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		certFile: write(t, filepath.Join(dir, "tls.crt"), string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))),
+		keyFile:  write(t, filepath.Join(dir, "tls.key"), string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))),
+	}
+}
+
+func (c *testTLS) transport() *http.Transport {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(c.caPEM)
+	return &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 }
