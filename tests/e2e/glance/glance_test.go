@@ -59,8 +59,8 @@ func releases(t *testing.T) []release {
 const example = "../../../examples/local-s3"
 
 // copyExample copies the example so the test can point it at its own S3
-// port and flip its default, with the exec path made absolute.
-func copyExample(t *testing.T, s3Endpoint string) string {
+// port and release and flip its default, with the exec path made absolute.
+func copyExample(t *testing.T, s3Endpoint, release string) string {
 	t.Helper()
 	fnBin := mustEnv(t, "GLANCE_KRM_FN", "run through `make e2e-glance`, which builds the function")
 	dir := t.TempDir()
@@ -75,6 +75,9 @@ func copyExample(t *testing.T, s3Endpoint string) string {
 		}
 		b = bytes.ReplaceAll(b, []byte("../../bin/glance-krm-fn"), []byte(fnBin))
 		b = bytes.ReplaceAll(b, []byte("127.0.0.1:7070"), []byte(s3Endpoint))
+		// The Glance declares the release it runs, so the release rules
+		// of that release's option catalog apply to every render.
+		b = bytes.ReplaceAll(b, []byte(`openStackRelease: "2025.2"`), []byte(`openStackRelease: "`+release+`"`))
 		write(t, filepath.Join(dir, e.Name()), string(b))
 	}
 	return dir
@@ -91,7 +94,7 @@ func multiStore(t *testing.T, rel release) {
 	secrets := readObjects(t, filepath.Join(example, "test-credentials.yaml"))
 	creds := secretValue(t, secrets, "primary-s3-credentials")
 	s3 := startS3(t, creds["access-key-id"], creds["secret-access-key"], "glance-images", "glance-images-2")
-	dir := copyExample(t, s3.endpoint)
+	dir := copyExample(t, s3.endpoint, rel.catalog)
 	root := t.TempDir()
 
 	var r rendering
@@ -398,7 +401,9 @@ func multiStore(t *testing.T, rel release) {
 		"    host: http://"+domain+":"+port+"\n    bucket: glance-images-virtual\n    bucketURLFormat: virtual\n", 1))
 	check(t, "bucketURLFormat virtual uploads to <bucket>.<host>", func(t *testing.T) {
 		rv := render(t, rel, dir, filepath.Join(root, "virtual"))
-		rv.hosts = write(t, filepath.Join(root, "virtual-hosts"), "127.0.0.1 localhost\n127.0.0.1 "+domain+" glance-images-virtual."+domain+"\n")
+		// Only <bucket>.<host> resolves: a path-style request to <host>
+		// would fail, so the upload proves virtual-hosted addressing.
+		rv.hosts = write(t, filepath.Join(root, "virtual-hosts"), "127.0.0.1 localhost\n127.0.0.1 glance-images-virtual."+domain+"\n")
 		if conf, _ := os.ReadFile(rv.backends); !strings.Contains(string(conf), "s3_store_bucket_url_format = virtual\n") {
 			t.Fatalf("backends.conf:\n%s", conf)
 		}
@@ -414,6 +419,26 @@ func multiStore(t *testing.T, rel release) {
 			t.Error("the image downloads different")
 		}
 	})
+
+	if rel.catalog == "2026.2" {
+		// A store option that only the newest glance_store has, set through
+		// extraOptions: the release's catalog admits it and uploads work.
+		write(t, backends, strings.Replace(string(b), "      name: primary-s3-credentials\n",
+			"      name: primary-s3-credentials\n  extraOptions:\n    s3_store_request_checksum_calculation: when_required\n    s3_store_response_checksum_validation: when_required\n", 1))
+		check(t, "the newest release's checksum options, through extraOptions, are rendered and uploads work", func(t *testing.T) {
+			rn := render(t, rel, dir, filepath.Join(root, "newest"))
+			if conf, _ := os.ReadFile(rn.backends); !strings.Contains(string(conf), "s3_store_request_checksum_calculation = when_required\n") {
+				t.Fatalf("backends.conf:\n%s", conf)
+			}
+			startPod(t, rn, secrets)
+			gn := startGlance(t, filepath.Join(root, "newest"), rn)
+			defer gn.stop()
+			id := upload(t, gn, randomBytes(t, 3000), "primary", http.StatusNoContent)
+			if !s3.has(t, "glance-images", id) {
+				t.Errorf("image %s is not in glance-images", id)
+			}
+		})
+	}
 
 	if rel.rootfs == "" {
 		return // glance_store 4.1.0 has no s3_store_region_name
