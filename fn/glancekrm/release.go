@@ -2,6 +2,7 @@ package glancekrm
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -98,11 +99,7 @@ func didYouMean(s string, names []string) string {
 	return ""
 }
 
+// sortedNames are a map's keys, sorted.
 func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(m))
 }
