@@ -33,10 +33,12 @@ func credentials(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	from := fs.String("from", v1alpha1.MountCredentialsIn, "folder the credential Secrets are mounted at")
 	to := fs.String("to", v1alpha1.MountCredentialsDir+v1alpha1.CredentialsFile, "oslo.config file to write")
+	var db glancekrm.DatabaseFlags
+	db.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if err := glancekrm.WriteCredentials(*from, *to, stderr); err != nil {
+	if err := glancekrm.WriteCredentials(*from, *to, db.Target(), stderr); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}

@@ -33,7 +33,8 @@ func glance(ns, name string) *v1alpha1.Glance {
 			Image:            v1alpha1.ImageSpec{Repository: "ghcr.io/c5c3/glance", Tag: "2025.2"},
 			KeystoneEndpoint: "http://keystone:5000/v3",
 			ServiceUser:      v1alpha1.ServiceUserSpec{SecretRef: v1alpha1.PasswordSecretRefSpec{Name: "glance-service-user"}},
-			Database:         v1alpha1.DatabaseSpec{SecretRef: v1alpha1.ConnectionSecretRefSpec{Name: "glance-db"}},
+			Database:         v1alpha1.DatabaseSpec{Host: "mariadb", Database: "glance", SecretRef: v1alpha1.SecretRefSpec{Name: "glance-db"}},
+			Cache:            v1alpha1.CacheSpec{Servers: []string{"memcached:11211"}},
 		},
 	}
 }

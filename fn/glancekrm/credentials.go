@@ -2,12 +2,14 @@ package glancekrm
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
@@ -43,10 +45,21 @@ func credentialPath(required bool, section, option string) string {
 // one oslo.config file at to. It reports every skipped value on log by
 // section and option, never by value, and fails when a required value is
 // missing or unusable.
-func WriteCredentials(from, to string, log io.Writer) error {
+func WriteCredentials(from, to string, db *databaseTarget, log io.Writer) error {
 	sections := map[string]*iniSection{}
 	var failed []string
+	if db != nil {
+		dsn, problem := composeConnection(filepath.Join(from, databaseDir), *db)
+		if problem != "" {
+			failed = append(failed, problem)
+		} else {
+			sections[v1alpha1.SectionDatabase] = &iniSection{name: v1alpha1.SectionDatabase}
+			sections[v1alpha1.SectionDatabase].set(v1alpha1.OptionDatabaseConnect, dsn)
+		}
+	}
 	for _, kind := range []string{credentialsRequired, credentialsOptional} {
+		// The database's password and username are composed above, never
+		// written as options of their own.
 		values, err := readTree(filepath.Join(from, kind))
 		if err != nil {
 			return err
@@ -98,6 +111,53 @@ func WriteCredentials(from, to string, log io.Writer) error {
 	}
 	fmt.Fprintf(log, "%s credentials: wrote %d option(s) in %d section(s) to %s\n", Name, countOptions(f), len(names), to)
 	return nil
+}
+
+// composeConnection reads the database password (and username) the
+// volume holds and composes [database] connection; a problem names the
+// key, never the value.
+func composeConnection(dir string, t databaseTarget) (string, string) {
+	read := func(key string) (string, string) {
+		b, err := os.ReadFile(filepath.Join(dir, key))
+		if err != nil {
+			return "", fmt.Sprintf("[database] connection: key %q of spec.database.secretRef is missing", key)
+		}
+		if !utf8.Valid(b) {
+			return "", fmt.Sprintf("[database] connection: key %q of spec.database.secretRef is not valid UTF-8", key)
+		}
+		return string(b), ""
+	}
+	password, problem := read(passwordKey)
+	if problem != "" {
+		return "", problem
+	}
+	user := t.user
+	if user == "" {
+		if user, problem = read(usernameKey); problem != "" {
+			return "", problem
+		}
+	}
+	return t.dsn(user, password), ""
+}
+
+// DatabaseFlags are the init container's flags for composing the
+// database connection; without --database-host it composes none.
+type DatabaseFlags struct{ host, name, user, query string }
+
+// Register adds the flags to fs.
+func (d *DatabaseFlags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&d.host, flagDBHost[2:], "", "database host:port ($(POD_NAMESPACE) expanded by the kubelet)")
+	fs.StringVar(&d.name, flagDBName[2:], "", "database name")
+	fs.StringVar(&d.user, flagDBUser[2:], "", "database username (default: the Secret's username key)")
+	fs.StringVar(&d.query, flagDBQuery[2:], "", "connection URL query")
+}
+
+// Target is the composed target, or nil.
+func (d *DatabaseFlags) Target() *databaseTarget {
+	if d.host == "" {
+		return nil
+	}
+	return &databaseTarget{host: d.host, name: d.name, user: d.user, query: d.query}
 }
 
 func countOptions(f *iniFile) int {

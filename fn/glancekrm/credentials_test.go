@@ -72,7 +72,7 @@ func TestCredentialsReachGlanceExactly(t *testing.T) {
 
 	out := t.TempDir()
 	var log bytes.Buffer
-	if err := WriteCredentials(layCredentials(t, values), filepath.Join(out, "credentials.conf"), &log); err != nil {
+	if err := WriteCredentials(layCredentials(t, values), filepath.Join(out, "credentials.conf"), nil, &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	osloReadBack(t, []string{out}, want)
@@ -97,7 +97,7 @@ func TestCredentialsRefuseUnrepresentable(t *testing.T) {
 				credentialPath(false, "good", "s3_store_secret_key"): "fine-value",
 			}
 			var log bytes.Buffer
-			if err := WriteCredentials(layCredentials(t, optional), out, &log); err != nil {
+			if err := WriteCredentials(layCredentials(t, optional), out, nil, &log); err != nil {
 				t.Fatalf("an unusable store key must not stop the pod: %v", err)
 			}
 			b, _ := os.ReadFile(out)
@@ -114,7 +114,7 @@ func TestCredentialsRefuseUnrepresentable(t *testing.T) {
 			}
 			required := map[string]string{credentialPath(true, "database", "connection"): v}
 			log.Reset()
-			err := WriteCredentials(layCredentials(t, required), filepath.Join(t.TempDir(), "c.conf"), &log)
+			err := WriteCredentials(layCredentials(t, required), filepath.Join(t.TempDir(), "c.conf"), nil, &log)
 			if err == nil || !strings.Contains(err.Error(), "[database] connection") {
 				t.Errorf("an unusable database connection must stop the init container naming it, got %v", err)
 			}

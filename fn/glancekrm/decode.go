@@ -34,6 +34,9 @@ func decodeStrict(obj *fn.KubeObject, into interface{ Default() }) (errs field.E
 		if errs := typeErrors(generic, reflect.TypeOf(into).Elem()); len(errs) > 0 {
 			return errs, false
 		}
+		if m, ok := generic.(map[string]any); ok {
+			errs = append(errs, schemaErrors(obj.GetKind(), m)...)
+		}
 	}
 	strictErrs, err := sigsjson.UnmarshalStrict(js, into)
 	if err != nil {

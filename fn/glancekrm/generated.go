@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -22,9 +23,8 @@ const HistoryLimit = 3
 // rendered is one generated object before it becomes YAML.
 type rendered struct {
 	glance    *v1alpha1.Glance
-	component string // v1alpha1.ComponentBackends or ComponentConfig
-	key       string // the data key: backends.conf or glance-api.conf
-	content   string
+	component string            // v1alpha1.ComponentBackends or ComponentConfig
+	data      map[string]string // file name -> content
 }
 
 func (r rendered) kind() string {
@@ -35,10 +35,20 @@ func (r rendered) kind() string {
 }
 
 // name is <glance>-<component>-<hash>. The hash covers the content only, so
-// the name changes exactly when what glance-api reads changes.
+// the name changes exactly when what glance-api reads changes: a lone
+// file's bytes, or every file length-prefixed by name, so that no two
+// different sets of files hash alike.
 func (r rendered) name() string {
-	sum := sha256.Sum256([]byte(r.content))
-	return fmt.Sprintf("%s-%s-%s", r.glance.Name, r.component, hex.EncodeToString(sum[:])[:10])
+	h := sha256.New()
+	keys := slices.Sorted(maps.Keys(r.data))
+	if len(keys) == 1 {
+		h.Write([]byte(r.data[keys[0]]))
+	} else {
+		for _, k := range keys {
+			fmt.Fprintf(h, "%d:%s=%d:%s\n", len(k), k, len(r.data[k]), r.data[k])
+		}
+	}
+	return fmt.Sprintf("%s-%s-%s", r.glance.Name, r.component, hex.EncodeToString(h.Sum(nil))[:10])
 }
 
 // object builds the immutable Secret or ConfigMap.
@@ -55,7 +65,10 @@ func (r rendered) object(revision int) *fn.KubeObject {
 	if r.glance.Namespace != "" {
 		meta.Content = append(meta.Content, str("namespace"), str(r.glance.Namespace))
 	}
-	data := mapping(r.key, r.content)
+	data := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
+	for _, k := range slices.Sorted(maps.Keys(r.data)) {
+		data.Content = append(data.Content, str(k), str(r.data[k]))
+	}
 	var obj *yaml.Node
 	if r.kind() == "Secret" {
 		// stringData keeps the rendered file readable in a kpt package and

@@ -18,7 +18,8 @@ metadata: {name: glance, namespace: ns}
 spec:
   openStackRelease: "2025.2"
   image: {repository: ghcr.io/c5c3/glance, tag: "2025.2"}
-  database: {secretRef: {name: db}}
+  database: {host: mariadb, database: glance, secretRef: {name: db}}
+  cache: {servers: ["memcached:11211"]}
   keystoneEndpoint: http://keystone:5000/v3
   serviceUser: {secretRef: {name: svc}}
 `

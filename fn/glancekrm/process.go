@@ -79,10 +79,11 @@ type run struct {
 	byName    map[objKey]*glanceEntry // every name a Glance was known by
 
 	// Indexes built in one pass, so that a large input costs linear time.
-	workloads map[string][]*fn.KubeObject // by namespace
-	copies    map[copyKey]fn.KubeObjects  // earlier generated copies
-	drop      map[*fn.KubeObject]bool     // copies replaced or beyond history
-	added     fn.KubeObjects              // rendered objects, appended at the end
+	workloads  map[string][]*fn.KubeObject // by namespace
+	configMaps map[objKey]*fn.KubeObject   // the input's own ConfigMaps
+	copies     map[copyKey]fn.KubeObjects  // earlier generated copies
+	drop       map[*fn.KubeObject]bool     // copies replaced or beyond history
+	added      fn.KubeObjects              // rendered objects, appended at the end
 }
 
 func (r *run) add(rs ...*fn.Result) { r.results = append(r.results, rs...) }
@@ -99,6 +100,7 @@ func (r *run) info(obj *fn.KubeObject, msg string) {
 func (r *run) collect() {
 	r.glances, r.byName = map[objKey]*glanceEntry{}, map[objKey]*glanceEntry{}
 	r.workloads, r.copies, r.drop = map[string][]*fn.KubeObject{}, map[copyKey]fn.KubeObjects{}, map[*fn.KubeObject]bool{}
+	r.configMaps = map[objKey]*fn.KubeObject{}
 	seenBackends := map[objKey]*backendEntry{}
 	var broken []*fn.KubeObject
 	for _, obj := range r.items {
@@ -112,6 +114,9 @@ func (r *run) collect() {
 		if k, ok := generatedKey(obj); ok {
 			r.copies[k] = append(r.copies[k], obj)
 			continue
+		}
+		if obj.GetAPIVersion() == "v1" && obj.GetKind() == "ConfigMap" {
+			r.configMaps[objKey{obj.GetNamespace(), obj.GetName()}] = obj
 		}
 		if msg := kindProblem(obj); msg != "" {
 			r.seen = true
@@ -135,7 +140,7 @@ func (r *run) collect() {
 				r.add(fieldResults(obj, errs)...)
 				continue
 			}
-			errs = append(errs, v1alpha1.ValidateGlance(g)...)
+			errs = dedupe(append(errs, v1alpha1.ValidateGlance(g)...))
 			key := objKey{g.Namespace, g.Name}
 			if prev, dup := r.glances[key]; dup {
 				prev.valid = false
@@ -154,7 +159,7 @@ func (r *run) collect() {
 			broken = append(broken, obj)
 			continue
 		}
-		errs = append(errs, v1alpha1.ValidateGlanceBackend(b)...)
+		errs = dedupe(append(errs, v1alpha1.ValidateGlanceBackend(b)...))
 		key := objKey{b.Namespace, b.Name}
 		if prev, dup := seenBackends[key]; dup {
 			// Two stores with one id: glance-api refuses the duplicate
@@ -316,7 +321,13 @@ func (r *run) render(ge *glanceEntry) {
 		return
 	}
 
-	backendsINI, apiINI := renderBackendsConf(g, backends), renderAPIConf(g, backends, defaultStore)
+	policy, ferr := r.policyRules(ge)
+	if ferr != nil {
+		r.add(fieldResults(ge.obj, field.ErrorList{ferr})...)
+		r.info(ge.obj, fmt.Sprintf("%s: nothing rendered for Glance %s: fix the errors reported above", Name, nsName(g.Namespace, g.Name)))
+		return
+	}
+	backendsINI, apiINI := renderBackendsConf(g, backends), renderAPIConf(g, backends, defaultStore, len(policy) > 0)
 	backendsConf, err := backendsINI.String()
 	if err != nil {
 		r.add(objectResult(ge.obj, fn.Error, "rendering backends.conf: "+err.Error()))
@@ -327,14 +338,19 @@ func (r *run) render(ge *glanceEntry) {
 		r.add(objectResult(ge.obj, fn.Error, "rendering glance-api.conf: "+err.Error()))
 		return
 	}
+	configData, err := configFiles(&g.Spec, apiConf, policy)
+	if err != nil {
+		r.add(objectResult(ge.obj, fn.Error, err.Error()))
+		return
+	}
 	w := wiring{glance: g, backends: backends, credentialsImage: r.config.credentialsImage, rendered: renderedEnv(backendsINI, apiINI)}
 	maps.Copy(w.rendered, w.credentialOptions())
 	for _, out := range []struct {
 		r    rendered
 		name *string
 	}{
-		{rendered{g, v1alpha1.ComponentBackends, v1alpha1.KeyBackendsConf, backendsConf}, &w.backendsSec},
-		{rendered{g, v1alpha1.ComponentConfig, v1alpha1.KeyGlanceAPIConf, apiConf}, &w.configMap},
+		{rendered{g, v1alpha1.ComponentBackends, map[string]string{v1alpha1.KeyBackendsConf: backendsConf}}, &w.backendsSec},
+		{rendered{g, v1alpha1.ComponentConfig, configData}, &w.configMap},
 	} {
 		obj, drop, err := upsertGenerated(r.copiesOf(ge, out.r.component, out.r.kind()), out.r)
 		if err != nil {

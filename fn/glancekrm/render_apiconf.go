@@ -3,101 +3,195 @@ package glancekrm
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
-// Options glance-krm sets that extraConfig may override: the paste
-// pipeline (keystone+cachemanagement, say) and where the reserved staging
-// and tasks stores keep their files.
-var overridableDefaults = map[v1alpha1.ConfigOption]string{
-	{Section: "paste_deploy", Key: "flavor"}:                              "keystone",
-	{Section: "os_glance_staging_store", Key: "filesystem_store_datadir"}: "/var/lib/glance/staging/",
-	{Section: "os_glance_tasks_store", Key: "filesystem_store_datadir"}:   "/var/lib/glance/tasks/",
+// Where the rendered files sit in the pod: the config volume is one
+// directory, and oslo.config parses only its *.conf files, so the paste,
+// policy and uWSGI files are named by the options that read them.
+const (
+	pasteFile   = "glance-api-paste.ini"
+	policyFile  = "policy.yaml"
+	loggingFile = "logging.conf"
+	uwsgiFile   = "glance-api-uwsgi.ini"
+
+	stagingDir    = "/var/lib/glance/staging"
+	tasksDir      = "/var/lib/glance/tasks-work"
+	imageCacheDir = "/var/lib/glance/image-cache"
+)
+
+// options is glance-api.conf before it is written: section -> option ->
+// value.
+type options map[string]map[string]string
+
+func (o options) set(section, key, value string) {
+	if o[section] == nil {
+		o[section] = map[string]string{}
+	}
+	o[section][key] = value
 }
 
-// renderAPIConf renders glance-api.conf. The default store lives here, so a
-// default flip changes this file (and the ConfigMap's hashed name) only.
-// The service password and the database connection are not rendered: the
-// credentials init container writes them at pod start.
-func renderAPIConf(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, defaultStore string) *iniFile {
-	opts := map[string]map[string]string{}
-	set := func(section, key, value string) {
-		if opts[section] == nil {
-			opts[section] = map[string]string{}
+// overlay writes every option of top over o.
+func (o options) overlay(top options) {
+	for s, kv := range top {
+		for k, v := range kv {
+			o.set(s, k, v)
 		}
-		opts[section][key] = value
 	}
+}
 
+// operatorDefaults are the options the seed operator renders for a Glance
+// (its reconcile_config.go operatorDefaults, same values); the credentials
+// are not among them here, as the init container writes them.
+func operatorDefaults(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, defaultStore string, policy bool) options {
+	s := &g.Spec
+	o := options{}
 	stores := make([]string, len(backends))
 	for i, b := range backends {
 		stores[i] = b.Name + ":s3"
 	}
-	set("DEFAULT", "enabled_backends", strings.Join(stores, ","))
-	set("glance_store", "default_backend", defaultStore)
+	logging := s.EffectiveLogging()
+	o.set("DEFAULT", "enabled_backends", strings.Join(stores, ","))
+	// glance-direct stages on one pod's disk, which another replica cannot
+	// finish, so only the two methods that need no shared staging.
+	o.set("DEFAULT", "enabled_import_methods", "[web-download,copy-image]")
+	o.set("DEFAULT", "use_stderr", "true")
+	o.set("DEFAULT", "debug", strconv.FormatBool(logging.Debug != nil && *logging.Debug))
+	if s.APIServer != nil && s.APIServer.Workers != nil {
+		o.set("DEFAULT", "workers", strconv.Itoa(int(*s.APIServer.Workers)))
+	} else if !s.UsesUWSGI() {
+		o.set("DEFAULT", "workers", strconv.Itoa(v1alpha1.DefaultEventletWorkers))
+	}
+	if len(logging.PerLoggerLevels) > 0 {
+		o.set("DEFAULT", "default_log_levels", sortedPairs(logging.PerLoggerLevels, "="))
+	}
+	if logging.Format == "json" {
+		o.set("DEFAULT", "log_config_append", v1alpha1.MountConfigDir+loggingFile)
+	}
+	if s.ImageCache != nil {
+		o.set("DEFAULT", "image_cache_dir", imageCacheDir)
+		o.set("DEFAULT", "image_cache_driver", "sqlite")
+		o.set("DEFAULT", "image_cache_max_size", strconv.FormatInt(s.ImageCacheMaxSize(), 10))
+	}
+	o.set("database", "max_retries", "-1")
+	o.set("database", "connection_recycle_time", "600")
 
-	s := &g.Spec
-	ks := "keystone_authtoken"
-	set(ks, "auth_type", "password")
-	set(ks, "auth_url", s.KeystoneEndpoint)
-	set(ks, "www_authenticate_uri", cmp.Or(s.KeystonePublicEndpoint, s.KeystoneEndpoint))
-	set(ks, "username", s.ServiceUser.Username)
-	set(ks, "project_name", s.ServiceUser.ProjectName)
-	set(ks, "user_domain_name", s.ServiceUser.UserDomainName)
-	set(ks, "project_domain_name", s.ServiceUser.ProjectDomainName)
+	ks := v1alpha1.SectionKeystone
+	o.set(ks, "auth_type", "password")
+	o.set(ks, "auth_url", s.KeystoneEndpoint)
+	o.set(ks, "www_authenticate_uri", cmp.Or(s.KeystonePublicEndpoint, s.KeystoneEndpoint))
+	o.set(ks, "username", s.ServiceUser.Username)
+	o.set(ks, "project_name", s.ServiceUser.ProjectName)
+	o.set(ks, "user_domain_name", s.ServiceUser.UserDomainName)
+	o.set(ks, "project_domain_name", s.ServiceUser.ProjectDomainName)
 	if s.Region != "" {
-		set(ks, "region_name", s.Region)
+		o.set(ks, "region_name", s.Region)
 	}
-	if s.Cache != nil && len(s.Cache.Servers) > 0 {
-		set(ks, "memcached_servers", strings.Join(s.Cache.Servers, ","))
+	if servers := s.MemcachedServers(); len(servers) > 0 {
+		o.set(ks, "memcached_servers", strings.Join(servers, ","))
 	}
 
-	overridden := map[v1alpha1.ConfigOption]bool{}
-	for section, kv := range s.ExtraConfig {
+	o.set("glance_store", "default_backend", defaultStore)
+	o.set("os_glance_staging_store", "filesystem_store_datadir", stagingDir)
+	o.set("os_glance_tasks_store", "filesystem_store_datadir", tasksDir)
+	o.set("paste_deploy", "flavor", "keystone")
+	o.set("paste_deploy", "config_file", v1alpha1.MountConfigDir+pasteFile)
+	if policy {
+		o.set("oslo_policy", "policy_file", v1alpha1.MountConfigDir+policyFile)
+	}
+
+	// All six filter lists are written, the empty ones as "[]": an absent
+	// option is glance's own default, which is wider. They are bounded
+	// ListOpts, so the brackets are required.
+	f := s.EffectiveImportFiltering()
+	o.set("import_filtering_opts", "allowed_schemes", bracketed(f.AllowedSchemes))
+	o.set("import_filtering_opts", "disallowed_schemes", bracketed(f.DisallowedSchemes))
+	o.set("import_filtering_opts", "allowed_hosts", bracketed(f.AllowedHosts))
+	o.set("import_filtering_opts", "disallowed_hosts", bracketed(f.DisallowedHosts))
+	o.set("import_filtering_opts", "allowed_ports", bracketed(ports(f.AllowedPorts)))
+	o.set("import_filtering_opts", "disallowed_ports", bracketed(ports(f.DisallowedPorts)))
+	o.set("image_import_opts", "image_import_plugins", bracketed(s.ImportPluginNames()))
+	if p := s.ImportPlugins; p != nil && p.Conversion != nil {
+		o.set("image_conversion", "output_format", cmp.Or(p.Conversion.OutputFormat, v1alpha1.DefaultImportConversionOutputFormat))
+	}
+	if p := s.ImportPlugins; p != nil && p.InjectMetadata != nil {
+		roles := p.InjectMetadata.IgnoreUserRoles
+		if roles == nil {
+			roles = v1alpha1.DefaultImportInjectIgnoreUserRoles
+		}
+		o.set("inject_metadata_properties", "inject", sortedPairs(p.InjectMetadata.Properties, ":"))
+		// ignore_user_roles is an unbounded ListOpt: brackets would become
+		// part of the first and last role.
+		o.set("inject_metadata_properties", "ignore_user_roles", strings.Join(roles, ","))
+	}
+	return o
+}
+
+// renderAPIConf renders glance-api.conf in the seed operator's merge order:
+// plugin sections, then the operator's options over them, then extraConfig
+// over everything (the options a typed field owns are refused before this).
+// The default store lives here, so a default flip renames the ConfigMap
+// only.
+func renderAPIConf(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, defaultStore string, policy bool) *iniFile {
+	o := options{}
+	for _, p := range g.Spec.Plugins {
+		for k, v := range p.Config {
+			o.set(p.ConfigSection, k, v)
+		}
+	}
+	o.overlay(operatorDefaults(g, backends, defaultStore, policy))
+	for section, kv := range g.Spec.ExtraConfig {
 		for k, v := range kv {
-			set(section, k, string(v))
-			overridden[v1alpha1.ConfigOption{Section: section, Key: k}.Normalize()] = true
+			o.set(section, k, string(v))
 		}
 	}
-	for o, v := range overridableDefaults {
-		if !overridden[o] {
-			set(o.Section, o.Key, v)
-		}
-	}
-
-	f := &iniFile{header: []string{
+	return o.file(
 		fmt.Sprintf("Rendered by glance-krm from Glance %s. Do not edit.", nsName(g.Namespace, g.Name)),
-		"The service password and the database connection are not here: at pod start the glance-krm-credentials init container writes them from their Secrets to " + v1alpha1.MountCredentialsDir + ".",
-	}}
-	for _, section := range sectionOrder(opts) {
+		"The service password and the database connection are not here: at pod start the glance-krm-credentials init container writes them from their Secrets to "+v1alpha1.MountCredentialsDir+".",
+	)
+}
+
+// file writes the options DEFAULT first, as oslo.config's own samples
+// have it, then every other section and every option by name.
+func (o options) file(header ...string) *iniFile {
+	f := &iniFile{header: header}
+	for _, section := range sectionOrder(o) {
 		sec := iniSection{name: section}
-		keys := make([]string, 0, len(opts[section]))
-		for k := range opts[section] {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			sec.set(k, opts[section][k])
+		for _, k := range slices.Sorted(maps.Keys(o[section])) {
+			sec.set(k, o[section][k])
 		}
 		f.sections = append(f.sections, sec)
 	}
 	return f
 }
 
-// sectionOrder is DEFAULT first, as oslo.config's own samples have it, then
-// every other section by name.
-func sectionOrder(opts map[string]map[string]string) []string {
-	names := make([]string, 0, len(opts))
-	for n := range opts {
-		if n != "DEFAULT" {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
-	if _, ok := opts["DEFAULT"]; ok {
-		names = append([]string{"DEFAULT"}, names...)
+func sectionOrder(o options) []string {
+	names := slices.Sorted(maps.Keys(o))
+	if i := slices.Index(names, "DEFAULT"); i > 0 {
+		names = append([]string{"DEFAULT"}, slices.Delete(names, i, i+1)...)
 	}
 	return names
+}
+
+func bracketed(items []string) string { return "[" + strings.Join(items, ",") + "]" }
+
+func ports(ps []int32) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = strconv.Itoa(int(p))
+	}
+	return out
+}
+
+func sortedPairs(m map[string]string, sep string) string {
+	pairs := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		pairs = append(pairs, k+sep+m[k])
+	}
+	return strings.Join(pairs, ",")
 }

@@ -1,6 +1,7 @@
 package glancekrm
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -74,6 +75,11 @@ func (w wiring) configSources() *yaml.Node {
 		path := strings.TrimPrefix(v1alpha1.CABundlePath(b.Name), v1alpha1.MountConfigDir)
 		sources.Content = append(sources.Content, mapping(kind, mapping("items", seq(mapping("key", ref.Key, "path", path)), "name", ref.Name)))
 	}
+	if tls := w.glance.Spec.Database.TLS; tls != nil && tls.Mode != "" && tls.Mode != "disabled" {
+		sources.Content = append(sources.Content,
+			mapping("secret", mapping("items", seq(mapping("key", cmp.Or(tls.CABundleSecretRef.Key, tlsCAFile), "path", dbTLSDir+tlsCAFile)), "name", tls.CABundleSecretRef.Name)),
+			mapping("secret", mapping("items", seq(mapping("key", tlsCertFile, "path", dbTLSDir+tlsCertFile), mapping("key", tlsKeyFile, "path", dbTLSDir+tlsKeyFile)), "name", tls.ClientCertSecretRef.Name)))
+	}
 	return sources
 }
 
@@ -93,7 +99,7 @@ func (w wiring) credentialSources() *yaml.Node {
 	}
 	item := func(key, path string) *yaml.Node { return mapping("key", key, "path", path) }
 	sources := []*yaml.Node{
-		src(s.Database.SecretRef.Name, false, item(s.Database.SecretRef.Key, credentialPath(true, v1alpha1.SectionDatabase, v1alpha1.OptionDatabaseConnect))),
+		src(s.Database.SecretRef.Name, false, w.databaseItems()...),
 		src(s.ServiceUser.SecretRef.Name, false, item(s.ServiceUser.SecretRef.Key, credentialPath(true, v1alpha1.SectionKeystone, v1alpha1.OptionKeystonePass))),
 	}
 	for _, b := range w.backends {
@@ -102,6 +108,15 @@ func (w wiring) credentialSources() *yaml.Node {
 			item(v1alpha1.CredentialsSecretAccessKey, credentialPath(false, b.Name, v1alpha1.OptionS3SecretKey))))
 	}
 	return &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: sources}
+}
+
+// databaseItems are the keys the connection is composed from.
+func (w wiring) databaseItems() []*yaml.Node {
+	items := []*yaml.Node{mapping("key", passwordKey, "path", databaseDir+"/"+passwordKey)}
+	if w.glance.Spec.Database.UsernameFromSecret() {
+		items = append(items, mapping("key", usernameKey, "path", databaseDir+"/"+usernameKey))
+	}
+	return items
 }
 
 // credentialOptions is every option the credentials file carries, by the
@@ -135,8 +150,12 @@ func (w wiring) initContainer(image string) *yaml.Node {
 		str("credentials"), str("--from"), str(v1alpha1.MountCredentialsIn),
 		str("--to"), str(v1alpha1.MountCredentialsDir + v1alpha1.CredentialsFile),
 	}}
+	for _, a := range targetOf(w.glance).args() {
+		args.Content = append(args.Content, str(a))
+	}
 	return mapping(
 		"args", args,
+		"env", seq(mapping("name", podNamespace, "valueFrom", mapping("fieldRef", mapping("fieldPath", "metadata.namespace")))),
 		"image", image,
 		"name", v1alpha1.CredentialsContainer,
 		"resources", mapping("limits", mapping("memory", "64Mi"), "requests", mapping("cpu", "10m", "memory", "16Mi")),

@@ -9,7 +9,6 @@ const (
 	DefaultProjectName     = "service"
 	DefaultDomainName      = "Default"
 	DefaultPasswordKey     = "password"
-	DefaultConnectionKey   = "connection"
 	DefaultCABundleKey     = "ca.crt"
 )
 
@@ -31,7 +30,6 @@ func (g *Glance) Default() {
 	setIfEmpty(&u.UserDomainName, DefaultDomainName)
 	setIfEmpty(&u.ProjectDomainName, DefaultDomainName)
 	setIfEmpty(&u.SecretRef.Key, DefaultPasswordKey)
-	setIfEmpty(&g.Spec.Database.SecretRef.Key, DefaultConnectionKey)
 }
 
 func setIfEmpty(s *string, v string) {

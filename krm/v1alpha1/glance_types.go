@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -15,7 +16,7 @@ import (
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=='BackendsReady')].reason`
 // +kubebuilder:printcolumn:name="Release",type=string,JSONPath=`.spec.openStackRelease`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule=`size(self.metadata.name) <= 63`,message=`must be no more than 63 characters: it is the value of the glance.openstack.c5c3.io/glance label on the objects rendered for this Glance`
+// +kubebuilder:validation:XValidation:rule=`size(self.metadata.name) <= 43`,message=`name must be at most 43 characters: the db-purge CronJob appends "-db-purge" and Kubernetes caps CronJob names at 52 characters`
 type Glance struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -27,7 +28,10 @@ type Glance struct {
 	Status GlanceStatus `json:"status,omitempty"`
 }
 
-// GlanceSpec is the part of a Glance that its configuration needs.
+// GlanceSpec is the seed operator's Glance spec, whole, plus glance-krm's
+// optional extensions.
+// +kubebuilder:validation:XValidation:rule="has(self.targetClusterRef) == has(oldSelf.targetClusterRef)",message="targetClusterRef is immutable"
+// +kubebuilder:validation:XValidation:rule="!has(self.targetClusterRef) || !has(oldSelf.targetClusterRef) || self.targetClusterRef.name == oldSelf.targetClusterRef.name",message="targetClusterRef is immutable"
 type GlanceSpec struct {
 	// OpenStackRelease is the OpenStack release series, for example 2025.2.
 	// +kubebuilder:validation:Pattern=`^\d{4}\.[12]$`
@@ -38,6 +42,7 @@ type GlanceSpec struct {
 
 	// KeystoneEndpoint is the Identity API URL the service authenticates
 	// against ([keystone_authtoken] auth_url).
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:Pattern=`^https?://`
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule=`!self.contains('\n') && !self.contains('\r')`,message=`must not contain a newline or carriage return (INI injection guard)`
@@ -61,12 +66,79 @@ type GlanceSpec struct {
 	// ServiceUser is the Keystone user the service authenticates as.
 	ServiceUser ServiceUserSpec `json:"serviceUser"`
 
-	// Database locates the SQLAlchemy connection string.
+	// Database is the MariaDB the service uses: a managed cluster
+	// (clusterRef) or an existing server (host), and the Secret holding
+	// the password (key password; username too, outside Static managed
+	// mode).
 	Database DatabaseSpec `json:"database"`
 
-	// Cache is the memcached cache used for Keystone token caching.
+	// Cache is the memcached for Keystone token caching
+	// ([keystone_authtoken] memcached_servers).
+	Cache CacheSpec `json:"cache"`
+
+	// Deployment holds the glance-api pods' knobs.
 	// +optional
-	Cache *CacheSpec `json:"cache,omitempty"`
+	Deployment DeploymentSpec `json:"deployment,omitempty"`
+
+	// APIServer tunes the glance-api process.
+	// +optional
+	APIServer *APIServerSpec `json:"apiServer,omitempty"`
+
+	// ImportFiltering constrains web-download imports.
+	// +optional
+	ImportFiltering *ImportFilteringSpec `json:"importFiltering,omitempty"`
+
+	// ImportPlugins enables image-import plugins.
+	// +optional
+	ImportPlugins *ImportPluginsSpec `json:"importPlugins,omitempty"`
+
+	// DBPurge tunes the database purge CronJob.
+	// +optional
+	DBPurge *DBPurgeSpec `json:"dbPurge,omitempty"`
+
+	// Staging bounds the import scratch space.
+	// +optional
+	Staging *StagingSpec `json:"staging,omitempty"`
+
+	// ImageCache enables the per-replica image cache.
+	// +optional
+	ImageCache *ImageCacheSpec `json:"imageCache,omitempty"`
+
+	// Gateway exposes the API through a Gateway API HTTPRoute.
+	// +optional
+	Gateway *GatewaySpec `json:"gateway,omitempty"`
+
+	// NetworkPolicy isolates the glance-api pods.
+	// +optional
+	NetworkPolicy *NetworkPolicySpec `json:"networkPolicy,omitempty"`
+
+	// Autoscaling asks for a HorizontalPodAutoscaler.
+	// +optional
+	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
+
+	// Logging configures oslo.log.
+	// +optional
+	Logging *LoggingSpec `json:"logging,omitempty"`
+
+	// SecretStoreRef selects the External Secrets store (seed operator
+	// runtime; recorded, not rendered).
+	// +optional
+	SecretStoreRef *SecretStoreRefSpec `json:"secretStoreRef,omitempty"`
+
+	// PolicyOverrides renders policy.yaml.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="(has(self.rules) && size(self.rules) > 0) || self.configMapRef != null",message="at least one of rules or configMapRef must be set"
+	PolicyOverrides *PolicySpec `json:"policyOverrides,omitempty"`
+
+	// Middleware adds paste filters to glance-api-paste.ini.
+	// +optional
+	Middleware []MiddlewareSpec `json:"middleware,omitempty"`
+
+	// Plugins add config sections, keyed by section.
+	// +optional
+	// +listType=map
+	// +listMapKey=configSection
+	Plugins []PluginSpec `json:"plugins,omitempty"`
 
 	// ExtraConfig is the escape hatch for glance-api.conf:
 	// section -> option -> value. Options glance-krm renders from a typed
@@ -119,10 +191,11 @@ type ConfigSection map[string]OptionValue
 type ImageSpec struct {
 	// Repository is the image repository, for example ghcr.io/c5c3/glance.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]+([._:/-][a-z0-9]+)*$`
 	Repository string `json:"repository"`
 	// Tag is the image tag.
 	// +optional
-	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`
 	Tag string `json:"tag,omitempty"`
 	// Digest is the image digest (sha256:<64 hex>).
 	// +optional
@@ -170,6 +243,7 @@ type ServiceUserSpec struct {
 type PasswordSecretRefSpec struct {
 	// Name of the Secret.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name"`
 	// Key of the password in the Secret.
 	// +optional
@@ -179,56 +253,105 @@ type PasswordSecretRefSpec struct {
 }
 
 // DatabaseSpec locates the database.
+// +kubebuilder:validation:XValidation:rule="has(self.clusterRef) != has(self.host)",message="exactly one of clusterRef or host must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.credentialsMode) || self.credentialsMode != 'Dynamic' || has(self.clusterRef)",message="credentialsMode Dynamic requires clusterRef (managed mode)"
 type DatabaseSpec struct {
-	// ClusterRef names the database cluster (informational for glance-krm).
+	// ClusterRef names the managed MariaDB; the host is
+	// <name>.<namespace>.svc.
 	// +optional
-	ClusterRef *LocalObjectRefSpec `json:"clusterRef,omitempty"`
-	// Database is the database name (informational for glance-krm; the DSN
-	// in secretRef is authoritative).
+	ClusterRef *corev1.LocalObjectReference `json:"clusterRef,omitempty"`
+	// CredentialsMode is Static (username is the Glance's name) or Dynamic
+	// (username from the Secret), managed mode only.
 	// +optional
-	Database string `json:"database,omitempty"`
-	// SecretRef locates the SQLAlchemy connection string, delivered to
-	// glance-api as OS_DATABASE__CONNECTION and never rendered into a file.
-	SecretRef ConnectionSecretRefSpec `json:"secretRef"`
+	// +kubebuilder:validation:Enum=Static;Dynamic
+	CredentialsMode string `json:"credentialsMode,omitempty"`
+	// Host of an existing database server (username from the Secret).
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9._:-]+$`
+	Host string `json:"host,omitempty"`
+	// Port of the server (3306 when unset).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port,omitempty"`
+	// Database is the schema name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_]+$`
+	Database string `json:"database"`
+	// SecretRef names the Secret with the password (key password) and,
+	// outside Static managed mode, the username (key username).
+	SecretRef SecretRefSpec `json:"secretRef"`
+	// TLS to the database.
+	// +optional
+	TLS *DatabaseTLSSpec `json:"tls,omitempty"`
+	// Replicas of a managed cluster (seed operator runtime; not rendered).
+	// +optional
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	Replicas int32 `json:"replicas,omitempty"`
+	// StorageSize of a managed cluster (seed operator runtime; not
+	// rendered).
+	// +optional
+	// +kubebuilder:default="100Gi"
+	// +kubebuilder:validation:Pattern=`^[0-9]+(Mi|Gi|Ti)$`
+	StorageSize string `json:"storageSize,omitempty"`
 }
 
-// ConnectionSecretRefSpec is a key of a Secret in the same namespace that
-// holds a SQLAlchemy connection string.
-type ConnectionSecretRefSpec struct {
+// DatabaseTLSSpec turns on TLS to the database.
+type DatabaseTLSSpec struct {
+	// Mode is disabled, prefer, require, verify-ca or verify-full.
+	// +kubebuilder:validation:Enum=disabled;prefer;require;verify-ca;verify-full
+	// +optional
+	Mode string `json:"mode,omitempty"`
+	// CABundleSecretRef is the Secret with the server CA (ca.crt).
+	CABundleSecretRef SecretRefSpec `json:"caBundleSecretRef"`
+	// ClientCertSecretRef is the Secret with the client keypair (tls.crt,
+	// tls.key).
+	ClientCertSecretRef SecretRefSpec `json:"clientCertSecretRef"`
+}
+
+// SecretRefSpec names a Secret in the same namespace.
+type SecretRefSpec struct {
 	// Name of the Secret.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name"`
-	// Key of the connection string in the Secret.
+	// Key in the Secret.
 	// +optional
-	// +kubebuilder:default=connection
-	// +kubebuilder:validation:MinLength=1
 	Key string `json:"key,omitempty"`
 }
 
-// CacheSpec is the memcached cache.
+// CacheSpec is the memcached cache: a managed cluster (clusterRef,
+// <name>:11211) or servers.
+// +kubebuilder:validation:XValidation:rule="has(self.clusterRef) != (has(self.servers) && size(self.servers) > 0)",message="exactly one of clusterRef or servers must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.clusterRef) || !self.clusterRef.name.matches('[\\n\\r]')",message="clusterRef.name must not contain a newline or carriage return"
 type CacheSpec struct {
-	// ClusterRef names the memcached cluster (informational for glance-krm).
+	// ClusterRef names the managed memcached.
 	// +optional
-	ClusterRef *LocalObjectRefSpec `json:"clusterRef,omitempty"`
-	// Servers are memcached host:port addresses
-	// ([keystone_authtoken] memcached_servers).
+	ClusterRef *corev1.LocalObjectReference `json:"clusterRef,omitempty"`
+	// Backend is the oslo.cache backend.
+	// +optional
+	// +kubebuilder:default="dogpile.cache.pymemcache"
+	Backend string `json:"backend,omitempty"`
+	// Servers are memcached host:port addresses.
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:Pattern=`^(inet6:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?):[0-9]{1,5}$`
 	Servers []string `json:"servers,omitempty"`
-}
-
-// LocalObjectRefSpec names an object in the same namespace.
-type LocalObjectRefSpec struct {
-	// Name of the object.
-	// +kubebuilder:validation:MinLength=1
-	Name string `json:"name"`
+	// Replicas of a managed cluster (seed operator runtime; not rendered).
+	// +optional
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	Replicas int32 `json:"replicas,omitempty"`
 }
 
 // ClusterRefSpec names a registered target cluster.
 type ClusterRefSpec struct {
 	// Name of the registered cluster.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name"`
 }
 
@@ -243,6 +366,19 @@ type GlanceStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Endpoint, InstalledRelease, TargetRelease and UpgradePhase are the
+	// seed operator's runtime status; glance-krm's controller leaves them
+	// alone.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+	// +optional
+	InstalledRelease string `json:"installedRelease,omitempty"`
+	// +optional
+	TargetRelease string `json:"targetRelease,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Enum=Expanding;Migrating;RollingUpdate;Contracting
+	UpgradePhase string `json:"upgradePhase,omitempty"`
 }
 
 // GlanceList is a list of Glance.

@@ -55,9 +55,7 @@ func ValidateGlance(g *Glance) field.ErrorList {
 	}
 	errs = append(errs, minLength1(spec.Child("serviceUser", "secretRef", "name"), s.ServiceUser.SecretRef.Name)...)
 	errs = append(errs, minLength1(spec.Child("database", "secretRef", "name"), s.Database.SecretRef.Name)...)
-	if s.Cache != nil {
-		errs = append(errs, validateCacheServers(s.Cache.Servers, spec.Child("cache", "servers"))...)
-	}
+	errs = append(errs, validateCacheServers(s.Cache.Servers, spec.Child("cache", "servers"))...)
 	if s.TargetClusterRef != nil {
 		errs = append(errs, minLength1(spec.Child("targetClusterRef", "name"), s.TargetClusterRef.Name)...)
 	}

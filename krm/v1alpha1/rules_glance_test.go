@@ -14,7 +14,7 @@ func validGlance() *Glance {
 		Image:            ImageSpec{Repository: "ghcr.io/c5c3/glance", Tag: "2025.2"},
 		KeystoneEndpoint: "http://keystone:5000/v3",
 		ServiceUser:      ServiceUserSpec{SecretRef: PasswordSecretRefSpec{Name: "glance-service-user"}},
-		Database:         DatabaseSpec{SecretRef: ConnectionSecretRefSpec{Name: "glance-db"}},
+		Database:         DatabaseSpec{Host: "mariadb", Database: "glance", SecretRef: SecretRefSpec{Name: "glance-db"}}, Cache: CacheSpec{Servers: []string{"memcached:11211"}},
 	}}
 	g.Name, g.Namespace = "glance", "openstack"
 	g.Default()
@@ -81,7 +81,7 @@ func TestValidateGlance(t *testing.T) {
 		},
 		"cache servers": {
 			mutate: func(g *Glance) {
-				g.Spec.Cache = &CacheSpec{Servers: []string{"mc:11211", "inet6:[::1]:11211", "mc", "mc:11211,x:1"}}
+				g.Spec.Cache = CacheSpec{Servers: []string{"mc:11211", "inet6:[::1]:11211", "mc", "mc:11211,x:1"}}
 			},
 			want: []verdict{
 				invalid("spec.cache.servers[2]", "should match '"+memcachedServer.String()+"'"),

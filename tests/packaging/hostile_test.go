@@ -31,7 +31,8 @@ func glanceItem(ns, name string) string {
   spec:
     openStackRelease: "2025.2"
     image: {repository: glance, tag: "1"}
-    database: {secretRef: {name: db}}
+    database: {host: mariadb, database: glance, secretRef: {name: db}}
+    cache: {servers: ["memcached:11211"]}
     keystoneEndpoint: http://keystone:5000/v3
     serviceUser: {secretRef: {name: pw}}
 `, name, ns)

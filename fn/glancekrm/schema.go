@@ -1,0 +1,65 @@
+package glancekrm
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/c5c3/glance-krm/krm/crds"
+)
+
+// schemaErrors are the API server's verdict on the object: its OpenAPI
+// schema and CEL rules, run by the API server's own code on the CRDs this
+// repository ships, so that every rule written as a marker holds at build
+// time exactly as on admission.
+func schemaErrors(kind string, obj map[string]any) field.ErrorList {
+	v, err := crds.For(kind)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("<object>"), err)}
+	}
+	return v.Check(obj)
+}
+
+// dedupe keeps one finding per rule: the schema validator and a
+// hand-written rule (kept where it words a check the schema cannot, or
+// names a more precise path) may report the same violation. Of two, the
+// one with the more precise path stays.
+func dedupe(errs field.ErrorList) field.ErrorList {
+	var out field.ErrorList
+	for _, e := range errs {
+		dup := -1
+		for i, k := range out {
+			if samePlace(k.Field, e.Field) && sameRule(detail(k), detail(e)) {
+				dup = i
+				break
+			}
+		}
+		switch {
+		case dup < 0:
+			out = append(out, e)
+		case isRoot(out[dup].Field) && !isRoot(e.Field):
+			out[dup] = e
+		}
+	}
+	return out
+}
+
+func isRoot(path string) bool { return path == "" || path == "<nil>" }
+
+func samePlace(a, b string) bool { return a == b || isRoot(a) || isRoot(b) }
+
+func sameRule(a, b string) bool {
+	return a != "" && b != "" && (strings.Contains(a, b) || strings.Contains(b, a))
+}
+
+// detail is the message without the API server's "<path> in body" lead.
+func detail(e *field.Error) string {
+	d := e.Detail
+	if d == "" {
+		d = e.ErrorBody()
+	}
+	if _, rest, ok := strings.Cut(d, " in body "); ok {
+		d = rest
+	}
+	return d
+}

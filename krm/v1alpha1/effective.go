@@ -1,0 +1,160 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Defaults the seed operator resolves at render time rather than storing
+// them in the object (C5C3/cobaltcore operators/glance at da0515f,
+// glance_webhook.go and reconcile_config.go): an unset field keeps
+// following them.
+var (
+	DefaultImportAllowedSchemes  = []string{"https"}
+	DefaultImportAllowedPorts    = []int32{443}
+	DefaultImportDisallowedHosts = []string{
+		"localhost", "127.0.0.1", "0.0.0.0", "::1", "169.254.169.254",
+		"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local",
+	}
+	DefaultImportInjectIgnoreUserRoles = []string{"admin"}
+	DefaultStagingSizeLimit            = resource.MustParse("10Gi")
+	DefaultImageCacheSizeLimit         = resource.MustParse("10Gi")
+)
+
+const (
+	DefaultImportConversionOutputFormat = "raw"
+	DefaultEventletWorkers              = 2
+	DefaultImageCacheMaintenance        = 5 * time.Minute
+	DefaultDBPurgeRetentionDays         = 30
+	DefaultDBPurgeSchedule              = "1 0 * * *"
+	DefaultCacheBackend                 = "dogpile.cache.pymemcache"
+	DefaultDatabasePort                 = 3306
+	DefaultMemcachedPort                = 11211
+	DefaultUWSGIProcesses               = 2
+	DefaultUWSGIThreads                 = 1
+	// UWSGIFromRelease is the first release glance-api runs under uWSGI.
+	UWSGIFromRelease = "2026.1"
+)
+
+// UsesUWSGI tells whether the release launches glance-api under uWSGI
+// (2026.1 and later) rather than the eventlet server.
+func (s *GlanceSpec) UsesUWSGI() bool {
+	var y, m int
+	if _, err := fmt.Sscanf(s.OpenStackRelease, "%d.%d", &y, &m); err != nil {
+		return false
+	}
+	return y > 2026 || (y == 2026 && m >= 1)
+}
+
+// EffectiveLogging is spec.logging with its defaults.
+func (s *GlanceSpec) EffectiveLogging() LoggingSpec {
+	out := LoggingSpec{}
+	if s.Logging != nil {
+		out = *s.Logging
+	}
+	if out.Format == "" {
+		out.Format = "text"
+	}
+	if out.Level == "" {
+		out.Level = "INFO"
+	}
+	return out
+}
+
+// EffectiveImportFiltering resolves the six lists: nil takes the default,
+// an explicitly empty list stays empty, and hosts a user denies are added
+// to the default denylist, never instead of it.
+func (s *GlanceSpec) EffectiveImportFiltering() ImportFilteringSpec {
+	var out ImportFilteringSpec
+	if s.ImportFiltering != nil {
+		out = *s.ImportFiltering
+	}
+	if out.AllowedSchemes == nil {
+		out.AllowedSchemes = DefaultImportAllowedSchemes
+	}
+	if out.AllowedPorts == nil {
+		out.AllowedPorts = DefaultImportAllowedPorts
+	}
+	if len(out.AllowedHosts) == 0 {
+		switch {
+		case out.DisallowedHosts == nil:
+			out.DisallowedHosts = DefaultImportDisallowedHosts
+		case len(out.DisallowedHosts) > 0:
+			out.DisallowedHosts = union(DefaultImportDisallowedHosts, out.DisallowedHosts)
+		}
+	}
+	return out
+}
+
+func union(base, extra []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range [][]string{base, extra} {
+		for _, h := range l {
+			if !seen[h] {
+				seen[h] = true
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// ImportPluginNames are the enabled plugins in the order glance runs them:
+// decompression before conversion, by construction.
+func (s *GlanceSpec) ImportPluginNames() []string {
+	p := s.ImportPlugins
+	if p == nil {
+		return nil
+	}
+	var out []string
+	if p.Decompression != nil {
+		out = append(out, "image_decompression")
+	}
+	if p.Conversion != nil {
+		out = append(out, "image_conversion")
+	}
+	if p.InjectMetadata != nil {
+		out = append(out, "inject_image_metadata")
+	}
+	return out
+}
+
+// ImageCacheMaxSize is [DEFAULT] image_cache_max_size: 80% of the cache
+// volume's bound (divided first, so it never rounds above 80%), leaving
+// the pruner headroom below the kubelet's eviction threshold.
+func (s *GlanceSpec) ImageCacheMaxSize() int64 {
+	limit := DefaultImageCacheSizeLimit
+	if s.ImageCache != nil && s.ImageCache.SizeLimit != nil {
+		limit = *s.ImageCache.SizeLimit
+	}
+	return limit.Value() / 10 * 8
+}
+
+// MemcachedServers is [keystone_authtoken] memcached_servers: the servers,
+// else the managed cluster's Service on the memcached port.
+func (s *GlanceSpec) MemcachedServers() []string {
+	if len(s.Cache.Servers) > 0 {
+		return s.Cache.Servers
+	}
+	if s.Cache.ClusterRef != nil {
+		return []string{fmt.Sprintf("%s:%d", s.Cache.ClusterRef.Name, DefaultMemcachedPort)}
+	}
+	return nil
+}
+
+// DatabasePort is spec.database.port with its default.
+func (d *DatabaseSpec) DatabasePort() int32 {
+	if d.Port > 0 {
+		return d.Port
+	}
+	return DefaultDatabasePort
+}
+
+// UsernameFromSecret tells whether the username comes from the Secret's
+// username key: outside Static managed mode, where it is the Glance's name.
+func (d *DatabaseSpec) UsernameFromSecret() bool {
+	return d.ClusterRef == nil || d.CredentialsMode == "Dynamic"
+}

@@ -1,0 +1,178 @@
+package v1alpha1
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The fields in this file shape the glance-api workload rather than its
+// configuration. They are the seed operator's (C5C3/cobaltcore
+// operators/glance at da0515f), accepted with its schema so a seed CR stays
+// valid. What the build does with each is listed in docs: today the
+// function wires a workload the user wrote and records these for the
+// workload generator; apiServer also shapes glance-api.conf and the uWSGI
+// settings it renders.
+
+// DeploymentSpec holds the pod-level knobs of the glance-api Deployment.
+// +kubebuilder:validation:XValidation:rule="(has(self.preStopSleepSeconds) ? self.preStopSleepSeconds : 5) < (has(self.terminationGracePeriodSeconds) ? self.terminationGracePeriodSeconds : 30)",message="preStopSleepSeconds must be strictly less than terminationGracePeriodSeconds"
+// +kubebuilder:validation:XValidation:rule="!has(self.strategy) || !has(self.strategy.type) || self.strategy.type != 'Recreate' || !has(self.strategy.rollingUpdate)",message="rollingUpdate must not be set when strategy.type is Recreate"
+type DeploymentSpec struct {
+	// Replicas is the number of glance-api pods.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=3
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// Resources of the glance-api container; the seed operator defaults
+	// requests 100m/512Mi and limits 500m/1Gi when unset.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// TerminationGracePeriodSeconds of the pods (Kubernetes' 30 when unset).
+	// +optional
+	// +kubebuilder:validation:Minimum=10
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+
+	// PreStopSleepSeconds is the preStop sleep (5 when unset, 0 disables).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	PreStopSleepSeconds *int64 `json:"preStopSleepSeconds,omitempty"`
+
+	// Strategy of the Deployment (RollingUpdate maxUnavailable 0, maxSurge 1
+	// when unset).
+	// +optional
+	Strategy *appsv1.DeploymentStrategy `json:"strategy,omitempty"`
+
+	// TopologySpreadConstraints of the pods.
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
+	// PriorityClassName of the pods.
+	// +optional
+	PriorityClassName *string `json:"priorityClassName,omitempty"`
+}
+
+// APIServerSpec tunes the glance-api process: uwsgi from 2026.1, workers
+// below it.
+type APIServerSpec struct {
+	// UWSGI settings, effective from 2026.1 (uWSGI launch mode).
+	// +optional
+	UWSGI *UWSGISpec `json:"uwsgi,omitempty"`
+
+	// Workers is [DEFAULT] workers, effective below 2026.1 (eventlet); 2
+	// when unset there.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	Workers *int32 `json:"workers,omitempty"`
+}
+
+// UWSGISpec holds the uWSGI server settings.
+// +kubebuilder:validation:XValidation:rule="!has(self.httpKeepAliveTimeout) || !has(self.httpKeepAlive) || self.httpKeepAlive",message="httpKeepAliveTimeout may only be set when httpKeepAlive is true"
+type UWSGISpec struct {
+	// Processes is the number of uWSGI worker processes.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=2
+	// +optional
+	Processes int32 `json:"processes,omitempty"`
+
+	// Threads per process.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=1
+	// +optional
+	Threads int32 `json:"threads,omitempty"`
+
+	// HTTPKeepAlive keeps client connections open (true when unset).
+	// +optional
+	HTTPKeepAlive *bool `json:"httpKeepAlive,omitempty"`
+
+	// Harakiri kills a request running longer than this many seconds.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	Harakiri *int32 `json:"harakiri,omitempty"`
+
+	// HTTPKeepAliveTimeout in seconds, when httpKeepAlive is on.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	HTTPKeepAliveTimeout *int32 `json:"httpKeepAliveTimeout,omitempty"`
+}
+
+// AutoscalingSpec asks for a HorizontalPodAutoscaler.
+// +kubebuilder:validation:XValidation:rule="has(self.targetCPUUtilization) || has(self.targetMemoryUtilization)",message="at least one of targetCPUUtilization or targetMemoryUtilization must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must not exceed maxReplicas"
+type AutoscalingSpec struct {
+	// MinReplicas (spec.deployment.replicas when unset).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// MaxReplicas is the upper bound.
+	// +kubebuilder:validation:Minimum=1
+	MaxReplicas int32 `json:"maxReplicas"`
+
+	// TargetCPUUtilization in percent.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	TargetCPUUtilization *int32 `json:"targetCPUUtilization,omitempty"`
+
+	// TargetMemoryUtilization in percent.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	TargetMemoryUtilization *int32 `json:"targetMemoryUtilization,omitempty"`
+}
+
+// NetworkPolicySpec asks for a NetworkPolicy around the glance-api pods.
+// +kubebuilder:validation:XValidation:rule="size(self.ingress) > 0",message="at least one ingress source must be specified"
+type NetworkPolicySpec struct {
+	// Ingress lists who may reach the API.
+	Ingress []NetworkPolicyIngressSource `json:"ingress"`
+
+	// AdditionalEgress is egress beyond what the operator allows itself.
+	// +optional
+	AdditionalEgress []networkingv1.NetworkPolicyEgressRule `json:"additionalEgress,omitempty"`
+}
+
+// NetworkPolicyIngressSource is one allowed ingress peer.
+type NetworkPolicyIngressSource struct {
+	// NamespaceSelector selects the peer namespaces.
+	NamespaceSelector metav1.LabelSelector `json:"namespaceSelector"`
+
+	// PodSelector narrows the peers within them.
+	// +optional
+	PodSelector *metav1.LabelSelector `json:"podSelector,omitempty"`
+}
+
+// GatewaySpec asks for a Gateway API HTTPRoute to the glance-api Service.
+type GatewaySpec struct {
+	// ParentRef is the Gateway the route attaches to.
+	ParentRef GatewayParentRefSpec `json:"parentRef"`
+
+	// Hostname the route matches.
+	// +kubebuilder:validation:MinLength=1
+	Hostname string `json:"hostname"`
+
+	// Path prefix the route matches.
+	// +optional
+	Path string `json:"path,omitempty"`
+
+	// Annotations for the HTTPRoute.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// GatewayParentRefSpec names a Gateway.
+type GatewayParentRefSpec struct {
+	// Name of the Gateway.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// Namespace of the Gateway (the Glance's when unset).
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// SectionName is the Gateway listener.
+	// +optional
+	SectionName string `json:"sectionName,omitempty"`
+}
