@@ -2,6 +2,7 @@ package crds_test
 
 import (
 	"encoding/json"
+	corev1 "k8s.io/api/core/v1"
 	"sort"
 	"strings"
 	"testing"
@@ -56,12 +57,19 @@ func goDefaults(t *testing.T, obj interface{ Default() }, paths map[string]strin
 	for path := range paths {
 		var cur any = m
 		for _, part := range strings.Split(path, ".") {
-			cur, _ = cur.(map[string]any)[part]
+			m, ok := cur.(map[string]any)
+			if !ok {
+				t.Fatalf("%s: a parent is absent in the test object; add it", path)
+			}
+			cur = m[part]
 		}
 		if cur == nil {
 			// false and "" are omitted by omitempty: the CRD's default of
-			// false and Go's zero value agree.
+			// false or "" and Go's zero value agree.
 			cur = false
+			if paths[path] == `""` {
+				cur = ""
+			}
 		}
 		b, _ := json.Marshal(cur)
 		out[path] = string(b)
@@ -72,7 +80,7 @@ func goDefaults(t *testing.T, obj interface{ Default() }, paths map[string]strin
 func TestGoDefaultsMatchCRDDefaults(t *testing.T) {
 	for file, obj := range map[string]interface{ Default() }{
 		"glance.openstack.c5c3.io_glancebackends.yaml": &v1alpha1.GlanceBackend{Spec: v1alpha1.GlanceBackendSpec{S3: &v1alpha1.S3BackendSpec{CABundleRef: &v1alpha1.CABundleRefSpec{}}}},
-		"glance.openstack.c5c3.io_glances.yaml":        &v1alpha1.Glance{},
+		"glance.openstack.c5c3.io_glances.yaml":        &v1alpha1.Glance{Spec: v1alpha1.GlanceSpec{Logging: &v1alpha1.LoggingSpec{}, APIServer: &v1alpha1.APIServerSpec{UWSGI: &v1alpha1.UWSGISpec{}}, SecretStoreRef: &v1alpha1.SecretStoreRefSpec{}, Cache: v1alpha1.CacheSpec{ClusterRef: &corev1.LocalObjectReference{}}, Database: v1alpha1.DatabaseSpec{ClusterRef: &corev1.LocalObjectReference{}}, PolicyOverrides: &v1alpha1.PolicySpec{ConfigMapRef: &corev1.LocalObjectReference{}}}},
 	} {
 		t.Run(file, func(t *testing.T) {
 			want := schemaDefaults(t, file)

@@ -30,6 +30,29 @@ func (g *Glance) Default() {
 	setIfEmpty(&u.UserDomainName, DefaultDomainName)
 	setIfEmpty(&u.ProjectDomainName, DefaultDomainName)
 	setIfEmpty(&u.SecretRef.Key, DefaultPasswordKey)
+	s := &g.Spec
+	setIfEmpty(&s.Cache.Backend, DefaultCacheBackend)
+	setIfZero(&s.Cache.Replicas, 3)
+	setIfZero(&s.Database.Replicas, 3)
+	setIfEmpty(&s.Database.StorageSize, "100Gi")
+	setIfZero(&s.Deployment.Replicas, 3)
+	if s.Logging != nil {
+		setIfEmpty(&s.Logging.Format, "text")
+		setIfEmpty(&s.Logging.Level, "INFO")
+	}
+	if s.APIServer != nil && s.APIServer.UWSGI != nil {
+		setIfZero(&s.APIServer.UWSGI.Processes, DefaultUWSGIProcesses)
+		setIfZero(&s.APIServer.UWSGI.Threads, DefaultUWSGIThreads)
+	}
+	if s.SecretStoreRef != nil {
+		setIfEmpty(&s.SecretStoreRef.Kind, "ClusterSecretStore")
+	}
+}
+
+func setIfZero(v *int32, d int32) {
+	if *v == 0 {
+		*v = d
+	}
 }
 
 func setIfEmpty(s *string, v string) {
