@@ -132,12 +132,12 @@ func TestHistory(t *testing.T) {
 	}
 	want("ConfigMap", map[string]string{cm1: "3", cm2: "2"})
 
-	s.set("Glance", "glance", map[string]any{"DEFAULT": map[string]any{"debug": "true"}}, "spec", "extraConfig")
+	s.set("Glance", "glance", map[string]any{"DEFAULT": map[string]any{"show_image_direct_url": "true"}}, "spec", "extraConfig")
 	s.render()
 	cm3, _ := s.mounted()
 	want("ConfigMap", map[string]string{cm1: "3", cm2: "2", cm3: "4"})
 
-	s.set("Glance", "glance", map[string]any{"DEFAULT": map[string]any{"debug": "false"}}, "spec", "extraConfig")
+	s.set("Glance", "glance", map[string]any{"DEFAULT": map[string]any{"show_image_direct_url": "false"}}, "spec", "extraConfig")
 	s.render()
 	cm4, _ := s.mounted()
 	want("ConfigMap", map[string]string{cm1: "3", cm3: "4", cm4: "5"}) // cm2, the oldest, is dropped

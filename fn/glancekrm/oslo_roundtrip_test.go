@@ -93,7 +93,8 @@ func TestOsloConfigRoundTrip(t *testing.T) {
 				"projectName": want["keystone_authtoken"]["project_name"],
 				"secretRef":   map[string]any{"name": "pw"},
 			},
-			"database":    map[string]any{"secretRef": map[string]any{"name": "db"}},
+			"database":    map[string]any{"host": "mariadb", "database": "glance", "secretRef": map[string]any{"name": "db"}},
+			"cache":       map[string]any{"servers": []any{"memcached:11211"}},
 			"extraConfig": extraConfig,
 		},
 	}

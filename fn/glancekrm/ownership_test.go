@@ -206,9 +206,9 @@ func TestOwnership(t *testing.T) {
 			unchanged: []string{"Deployment/glance"},
 		},
 		"an unrelated OS_ variable stays": {
-			input:    docs(two, testWorkload("glance", "", plainContainer+"        env: [{name: OS_DEFAULT__DEBUG, value: 'true'}]\n")),
+			input:    docs(two, testWorkload("glance", "", plainContainer+"        env: [{name: OS_DEFAULT__SHOW_IMAGE_DIRECT_URL, value: 'true'}]\n")),
 			results:  []want{{fn.Info, "wired Deployment glance"}},
-			contains: []string{"OS_DEFAULT__DEBUG"},
+			contains: []string{"OS_DEFAULT__SHOW_IMAGE_DIRECT_URL"},
 		},
 		"environment from envFrom is flagged: it may override what glance-krm delivers": {
 			input:    docs(two, testWorkload("glance", "", plainContainer+"        envFrom: [{secretRef: {name: extra-env}}]\n")),
