@@ -98,8 +98,6 @@ type ImportInjectMetadataSpec struct {
 	// +kubebuilder:validation:MinProperties=1
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 255 && size(self[k]) <= 255)",message="each injected property name and value must be at most 255 characters"
-	// +kubebuilder:validation:XValidation:rule=`self.all(k, !k.contains(':') && !k.contains(',') && !k.contains('\n') && !k.contains('\r') && k.trim() == k && k != '')`,message=`property name must not be empty, contain a colon, comma, newline or carriage return, or start or end with whitespace: the oslo Dict syntax splits pairs on commas and each pair on its first colon`
-	// +kubebuilder:validation:XValidation:rule=`self.all(k, !self[k].contains(',') && !self[k].contains('\n') && !self[k].contains('\r') && self[k].trim() == self[k])`,message=`property value must not contain a comma, newline or carriage return, or start or end with whitespace: the oslo Dict syntax separates pairs on commas`
 	Properties map[string]string `json:"properties"`
 
 	// IgnoreUserRoles are exempt from injection ([admin] when unset; an

@@ -27,7 +27,6 @@ type LoggingSpec struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k != '')",message="logger name must not be empty"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k] in ['DEBUG','INFO','WARNING','ERROR','CRITICAL'])",message="per-logger level must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"
-	// +kubebuilder:validation:XValidation:rule=`self.all(k, !k.contains(',') && !k.contains('=') && !k.contains('\n') && !k.contains('\r'))`,message=`logger name must not contain a comma, '=', newline or carriage return: default_log_levels is a comma-separated list of logger=LEVEL`
 	PerLoggerLevels map[string]string `json:"perLoggerLevels,omitempty"`
 }
 
