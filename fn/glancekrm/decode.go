@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"reflect"
 	"strings"
 
@@ -30,7 +31,8 @@ func decodeStrict(obj *fn.KubeObject, into interface{ Default() }) (errs field.E
 		return field.ErrorList{field.Invalid(field.NewPath("<object>"), omit, err.Error())}, false
 	}
 	var generic any
-	if err := json.Unmarshal(js, &generic); err == nil {
+	// The API server's decoder: integers stay int64, which CEL needs.
+	if err := utiljson.Unmarshal(js, &generic); err == nil {
 		if errs := typeErrors(generic, reflect.TypeOf(into).Elem()); len(errs) > 0 {
 			return errs, false
 		}

@@ -37,7 +37,7 @@ func dedupe(errs field.ErrorList) field.ErrorList {
 		switch {
 		case dup < 0:
 			out = append(out, e)
-		case isRoot(out[dup].Field) && !isRoot(e.Field):
+		case moreDeep(e.Field, out[dup].Field):
 			out[dup] = e
 		}
 	}
@@ -46,9 +46,17 @@ func dedupe(errs field.ErrorList) field.ErrorList {
 
 func isRoot(path string) bool { return path == "" || path == "<nil>" }
 
-func samePlace(a, b string) bool { return a == b || isRoot(a) || isRoot(b) }
+// samePlace: the same path, or one inside the other (a CEL rule on a map
+// reports the map; the hand rule names the entry).
+func samePlace(a, b string) bool {
+	return a == b || isRoot(a) || isRoot(b) || strings.HasPrefix(a, b+".") || strings.HasPrefix(b, a+".") ||
+		strings.HasPrefix(a, b+"[") || strings.HasPrefix(b, a+"[")
+}
+
+func moreDeep(a, b string) bool { return !isRoot(a) && (isRoot(b) || len(a) > len(b)) }
 
 func sameRule(a, b string) bool {
+	a, b = strings.ToLower(a), strings.ToLower(b)
 	return a != "" && b != "" && (strings.Contains(a, b) || strings.Contains(b, a))
 }
 

@@ -79,11 +79,15 @@ func walkType(v any, t reflect.Type, path *field.Path, errs *field.ErrorList) {
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if f, ok := v.(float64); !ok || f != float64(int64(f)) {
+		// The API server's decoder gives int64 for integers, float64
+		// otherwise.
+		if _, ok := v.(int64); !ok {
 			bad()
 		}
 	case reflect.Float32, reflect.Float64:
-		if _, ok := v.(float64); !ok {
+		switch v.(type) {
+		case float64, int64:
+		default:
 			bad()
 		}
 	}
