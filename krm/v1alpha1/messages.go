@@ -19,7 +19,7 @@ const (
 	MsgVirtualBucketLabel  = "with bucketURLFormat virtual the bucket becomes a host name label (<bucket>.<host>): it must be a DNS label (lower-case letters, digits and '-', at most 63, no dots)"
 	MsgCACertTwice         = "s3_store_cacert is set by spec.s3.caBundleRef: set the CA bundle in one place"
 	MsgChunkBelowS3Minimum = "must be at least 5 (MiB): S3 refuses smaller multipart parts, and glance_store disables a store whose s3_store_large_object_chunk_size is below 5 (BadStoreConfiguration)"
-	MsgGlanceNameTooLong   = "must be no more than 63 characters: it is the value of the glance.openstack.c5c3.io/glance label on the objects rendered for this Glance"
+	MsgGlanceNameTooLong   = `name must be at most 43 characters: the db-purge CronJob appends "-db-purge" and Kubernetes caps CronJob names at 52 characters`
 	MsgExactlyOneDefault   = "exactly one default store is allowed"
 )
 

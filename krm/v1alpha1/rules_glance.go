@@ -14,7 +14,7 @@ var (
 )
 
 const (
-	MaxGlanceNameLength = 63
+	MaxGlanceNameLength = 43
 	MaxCacheServers     = 32
 )
 
