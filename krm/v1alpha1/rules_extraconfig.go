@@ -31,8 +31,23 @@ var GlanceOwnedOptions = map[ConfigOption]string{
 	{"keystone_authtoken", "project_domain_name"}:  "spec.serviceUser.projectDomainName",
 	{"keystone_authtoken", "password"}:             "spec.serviceUser.secretRef",
 	{"keystone_authtoken", "region_name"}:          "spec.region",
-	{"keystone_authtoken", "memcached_servers"}:    "spec.cache.servers",
+	{"keystone_authtoken", "memcached_servers"}:    "spec.cache (servers or clusterRef)",
 	{"database", "connection"}:                     "spec.database.secretRef",
+	// The seed operator's Rejected keys: security policy or volume bounds
+	// that a typed field owns (its config_ownership.go).
+	{"DEFAULT", "image_cache_dir"}:                      "spec.imageCache",
+	{"DEFAULT", "image_cache_driver"}:                   "spec.imageCache",
+	{"DEFAULT", "image_cache_max_size"}:                 "spec.imageCache",
+	{"import_filtering_opts", "allowed_schemes"}:        "spec.importFiltering",
+	{"import_filtering_opts", "disallowed_schemes"}:     "spec.importFiltering",
+	{"import_filtering_opts", "allowed_hosts"}:          "spec.importFiltering",
+	{"import_filtering_opts", "disallowed_hosts"}:       "spec.importFiltering",
+	{"import_filtering_opts", "allowed_ports"}:          "spec.importFiltering",
+	{"import_filtering_opts", "disallowed_ports"}:       "spec.importFiltering",
+	{"image_import_opts", "image_import_plugins"}:       "spec.importPlugins",
+	{"image_conversion", "output_format"}:               "spec.importPlugins",
+	{"inject_metadata_properties", "inject"}:            "spec.importPlugins",
+	{"inject_metadata_properties", "ignore_user_roles"}: "spec.importPlugins",
 }
 
 // ConfigOption is one option of one section.

@@ -60,6 +60,7 @@ func ValidateGlance(g *Glance) field.ErrorList {
 		errs = append(errs, minLength1(spec.Child("targetClusterRef", "name"), s.TargetClusterRef.Name)...)
 	}
 	errs = append(errs, ValidateExtraConfig(s.ExtraConfig, spec.Child("extraConfig"))...)
+	errs = append(errs, ValidateSeedRules(g)...)
 	return errs
 }
 
@@ -83,4 +84,15 @@ func validateCacheServers(servers []string, path *field.Path) field.ErrorList {
 		errs = append(errs, matches(path.Index(i), srv, memcachedServer)...)
 	}
 	return errs
+}
+
+// ValidateGlanceUpdate is the seed's transition rule: targetClusterRef is
+// set at creation or never, and never renamed (moving a service between
+// clusters is not a supported edit).
+func ValidateGlanceUpdate(old, g *Glance) field.ErrorList {
+	o, n := old.Spec.TargetClusterRef, g.Spec.TargetClusterRef
+	if (o == nil) != (n == nil) || (o != nil && o.Name != n.Name) {
+		return field.ErrorList{field.Invalid(field.NewPath("spec"), omit, MsgTargetClusterRefImmutable)}
+	}
+	return nil
 }
