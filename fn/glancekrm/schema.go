@@ -17,6 +17,9 @@ func schemaErrors(kind string, obj map[string]any) field.ErrorList {
 	if err != nil {
 		return field.ErrorList{field.InternalError(field.NewPath("<object>"), err)}
 	}
+	// As the API server does on create for a resource with a status
+	// subresource: status is not the user's to write, so not validated.
+	delete(obj, "status")
 	return v.Check(obj)
 }
 

@@ -41,8 +41,8 @@ type corpusCase struct {
 	// rule no CEL rule can say, as glance-krm ships no webhook): the API
 	// server must accept the object, so that the gap stays documented.
 	apiAccepts string
-	old    *unstructured.Unstructured
-	obj    *unstructured.Unstructured
+	old        *unstructured.Unstructured
+	obj        *unstructured.Unstructured
 }
 
 func loadCorpus(t *testing.T) []corpusCase {
