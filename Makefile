@@ -22,7 +22,7 @@ export KUSTOMIZE_BIN    := $(KUSTOMIZE)
 export CONTROLLER_GEN_BIN := $(CONTROLLER_GEN)
 export VERSITYGW_BIN    := $(VERSITYGW)
 
-.PHONY: generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench fuzz generate tools deps-python deps-glance clean
+.PHONY: seed-render generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench fuzz generate tools deps-python deps-glance clean
 
 all: build
 
@@ -141,3 +141,8 @@ deps-python:
 
 clean:
 	rm -rf bin
+
+## seed-render: the seed operator's own renders of krm/testdata/seed/render
+## (needs SEED_SRC, a checkout or mirror of C5C3/cobaltcore)
+seed-render:
+	CACHE=$(CACHE) bash hack/seed-render.sh

@@ -1,0 +1,176 @@
+package glancekrm
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/yaml"
+
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// seedOnly are the options the seed operator renders that glance-krm
+// deliberately does not, each with why.
+var seedOnly = map[string]string{
+	"[database] connection": "the seed writes a placeholder its OS_DATABASE__CONNECTION variable overrides; " +
+		"here the credentials init container writes the real value to the credentials file, read last",
+}
+
+// seedConfigDir is where the seed mounts its config ConfigMap; glance-krm
+// mounts it at v1alpha1.MountConfigDir, as the first of oslo.config's
+// default directories for glance-api, and keeps glance-api.conf.d for the
+// credentials file. An option naming a file in the ConfigMap names the
+// same file either way.
+const seedConfigDir = "/etc/glance/glance-api.conf.d/"
+
+// oursOnly are the files glance-krm renders that the seed does not.
+var oursOnly = map[string]string{
+	uwsgiFile: "the seed puts the uWSGI settings on its Deployment's command line; here they are a file the workload loads",
+}
+
+// TestRenderMatchesTheSeed renders each case of krm/testdata/seed/render
+// with the function and compares every file with what the seed operator's
+// own code rendered for the same objects (seed.json, written by
+// hack/seed-render.sh): glance-api.conf option by option as oslo.config
+// reads it, the paste and logging files as their readers parse them,
+// policy.yaml as YAML.
+func TestRenderMatchesTheSeed(t *testing.T) {
+	cases, err := filepath.Glob("../../krm/testdata/seed/render/*/input.yaml")
+	if err != nil || len(cases) < 10 {
+		t.Fatalf("seed render cases: %d, %v", len(cases), err)
+	}
+	for _, input := range cases {
+		dir := filepath.Dir(input)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			raw, err := os.ReadFile(input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, failed := runFn(t, resourceList(t, raw))
+			rl, err := fn.ParseResourceList(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if failed {
+				t.Fatalf("the function refused the case:\n%s", rl.Results)
+			}
+			ours := map[string]string{}
+			for _, o := range rl.Items {
+				if o.GetLabel(v1alpha1.LabelComponent) == v1alpha1.ComponentConfig {
+					data, _, err := o.NestedStringMap("data")
+					if err != nil {
+						t.Fatal(err)
+					}
+					ours = data
+				}
+			}
+			var seed map[string]string
+			b, err := os.ReadFile(filepath.Join(dir, "seed.json"))
+			if err != nil {
+				t.Fatalf("%v (run hack/seed-render.sh)", err)
+			}
+			if err := json.Unmarshal(b, &seed); err != nil {
+				t.Fatal(err)
+			}
+			compareRenders(t, seed, ours)
+		})
+	}
+}
+
+func compareRenders(t *testing.T, seed, ours map[string]string) {
+	t.Helper()
+	for name := range ours {
+		if _, ok := seed[name]; !ok && oursOnly[name] == "" {
+			t.Errorf("glance-krm renders %s, the seed does not", name)
+		}
+	}
+	tmp := t.TempDir()
+	paths := map[string][2]string{}
+	for name, content := range seed {
+		if _, ok := ours[name]; !ok {
+			t.Errorf("the seed renders %s, glance-krm does not", name)
+			continue
+		}
+		p := [2]string{filepath.Join(tmp, "seed-"+name), filepath.Join(tmp, "ours-"+name)}
+		for i, c := range []string{content, ours[name]} {
+			if err := os.WriteFile(p[i], []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		paths[name] = p
+	}
+	req := map[string][]string{}
+	for name, p := range paths {
+		switch name {
+		case v1alpha1.KeyGlanceAPIConf:
+			req["oslo"] = append(req["oslo"], p[0], p[1])
+		case pasteFile, loggingFile:
+			req["ini"] = append(req["ini"], p[0], p[1])
+		case policyFile:
+			var a, b map[string]string
+			if err := yaml.Unmarshal([]byte(seed[name]), &a); err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.Unmarshal([]byte(ours[name]), &b); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(a, b); diff != "" {
+				t.Errorf("policy.yaml (-seed +ours):\n%s", diff)
+			}
+		}
+	}
+	read := readFiles(t, req)
+	for name, p := range paths {
+		a, b := read[p[0]], read[p[1]]
+		if name == v1alpha1.KeyGlanceAPIConf {
+			if _, ok := a["database"]["connection"]; ok && seedOnly["[database] connection"] != "" {
+				delete(a["database"], "connection")
+			}
+		}
+		if a == nil && b == nil {
+			continue
+		}
+		for _, kv := range a {
+			for k, v := range kv {
+				kv[k] = strings.ReplaceAll(v, seedConfigDir, "<config dir>/")
+			}
+		}
+		for _, kv := range b {
+			for k, v := range kv {
+				kv[k] = strings.ReplaceAll(v, v1alpha1.MountConfigDir, "<config dir>/")
+			}
+		}
+		if diff := cmp.Diff(a, b); diff != "" {
+			t.Errorf("%s as its reader sees it (-seed +ours):\n%s", name, diff)
+		}
+	}
+}
+
+func readFiles(t *testing.T, req map[string][]string) map[string]map[string]map[string]string {
+	t.Helper()
+	script, err := os.ReadFile("testdata/read_files.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(req)
+	cmd := exec.Command("/usr/bin/python3", "-c", string(script))
+	cmd.Stdin = bytes.NewReader(body)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	got, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("reading the renders: %v\n%s", err, stderr.String())
+	}
+	var out map[string]map[string]map[string]string
+	if err := json.Unmarshal(got, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
