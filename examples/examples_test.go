@@ -172,7 +172,9 @@ func TestStandaloneExample(t *testing.T) {
 		"optional/secondary/s3_store_access_key": "garage-s3-credentials/access-key-id/optional=true",
 		"optional/secondary/s3_store_secret_key": "garage-s3-credentials/secret-access-key/optional=true",
 		"required/keystone_authtoken/password":   "glance-service-user/password/optional=",
-		"required/database/connection":           "glance-db/connection/optional=",
+		// Static managed mode: the username is the Glance's name, the
+		// Secret holds the password only.
+		"database/password": "glance-db/password/optional=",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("credentials volume (-want +got):\n%s", diff)

@@ -40,10 +40,14 @@ func TestNoSecretLeaks(t *testing.T) {
 		update(t, s, func() { s.Data = data })
 		wantCondition(t, a, v1alpha1.ConditionCredentialsReady, "False", v1alpha1.ReasonWaitingForCredentials)
 	}
-	// A target cluster that does not resolve.
-	update(t, g, func() { g.Spec.TargetClusterRef = &v1alpha1.ClusterRefSpec{Name: "nowhere"} })
-	wantCondition(t, a, v1alpha1.ConditionCredentialsReady, "False", v1alpha1.ReasonTargetClusterUnavailable)
-	wantCondition(t, g, v1alpha1.ConditionBackendsReady, "False", v1alpha1.ReasonNoDefaultBackend)
+	// A target cluster that does not resolve (set at creation: the field
+	// is immutable).
+	remote := glance(ns, "remote")
+	remote.Spec.TargetClusterRef = &v1alpha1.ClusterRefSpec{Name: "nowhere"}
+	ra := backend(ns, "remote-a", "remote", true, "creds-a")
+	create(t, remote, ra)
+	wantCondition(t, ra, v1alpha1.ConditionCredentialsReady, "False", v1alpha1.ReasonTargetClusterUnavailable)
+	wantCondition(t, remote, v1alpha1.ConditionBackendsReady, "False", v1alpha1.ReasonNoDefaultBackend)
 
 	var seen strings.Builder
 	var backends v1alpha1.GlanceBackendList

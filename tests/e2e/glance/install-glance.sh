@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs Debian's glance-api 25.1.0 and its S3 driver without prompts and
+# Installs Debian's glance-api 25.1.0, its S3 driver and MariaDB (the database
+# glance-api reaches in the e2e test, started by the test itself) without prompts and
 # without starting the packaged service. Idempotent: a second run only
 # checks. Needs root (CI and these machines run as root).
 set -euo pipefail
-pkgs=(glance-api glance-common python3-glance-store python3-boto3)
+pkgs=(glance-api glance-common python3-glance-store python3-boto3 mariadb-server)
 installed=$(dpkg-query -W -f='${Status}\n' "${pkgs[@]}" 2>/dev/null | grep -c '^install ok installed$' || true)
 if [ "$installed" -eq "${#pkgs[@]}" ]; then
   echo "glance-api $(dpkg-query -W -f='${Version}' glance-api) already installed"
