@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"go/format"
 	"io"
 	"net/http"
@@ -60,7 +61,7 @@ const example = "../../../examples/local-s3"
 
 // copyExample copies the example so the test can point it at its own S3
 // port and release and flip its default, with the exec path made absolute.
-func copyExample(t *testing.T, s3Endpoint, release string) string {
+func copyExample(t *testing.T, s3Endpoint, release string, dbPort int) string {
 	t.Helper()
 	fnBin := mustEnv(t, "GLANCE_KRM_FN", "run through `make e2e-glance`, which builds the function")
 	dir := t.TempDir()
@@ -75,6 +76,7 @@ func copyExample(t *testing.T, s3Endpoint, release string) string {
 		}
 		b = bytes.ReplaceAll(b, []byte("../../bin/glance-krm-fn"), []byte(fnBin))
 		b = bytes.ReplaceAll(b, []byte("127.0.0.1:7070"), []byte(s3Endpoint))
+		b = bytes.ReplaceAll(b, []byte("port: 3306"), []byte(fmt.Sprintf("port: %d", dbPort)))
 		// The Glance declares the release it runs, so the release rules
 		// of that release's option catalog apply to every render.
 		b = bytes.ReplaceAll(b, []byte(`openStackRelease: "2025.2"`), []byte(`openStackRelease: "`+release+`"`))
@@ -94,7 +96,9 @@ func multiStore(t *testing.T, rel release) {
 	secrets := readObjects(t, filepath.Join(example, "test-credentials.yaml"))
 	creds := secretValue(t, secrets, "primary-s3-credentials")
 	s3 := startS3(t, creds["access-key-id"], creds["secret-access-key"], "glance-images", "glance-images-2")
-	dir := copyExample(t, s3.endpoint, rel.catalog)
+	dbCreds := secretValue(t, secrets, "glance-db")
+	db := startMariaDB(t, "glance", dbCreds["username"], dbCreds["password"])
+	dir := copyExample(t, s3.endpoint, rel.catalog, db.port)
 	root := t.TempDir()
 
 	var r rendering
@@ -184,24 +188,60 @@ func multiStore(t *testing.T, rel release) {
 			t.Errorf("stores (-want +got):\n%s", diff)
 		}
 	})
-	check(t, "glance uses exactly the database the DSN names, $ and all", func(t *testing.T) {
-		dsn := secretValue(t, secrets, "glance-db")["connection"]
-		file := filepath.Join(root, "v1", strings.TrimPrefix(dsn, "sqlite:///"))
-		if !strings.Contains(dsn, "$") {
-			t.Fatalf("the test DSN %q has no $", dsn)
+	check(t, "glance-manage db_sync made Glance's tables in MariaDB, as the Secret's user with the Secret's password", func(t *testing.T) {
+		tables := db.query(t, "SHOW TABLES FROM glance")
+		for _, want := range []string{"images", "image_locations", "alembic_version"} {
+			if !slices.Contains(tables, want) {
+				t.Errorf("table %s is missing from database glance: %v", want, tables)
+			}
 		}
-		if st, err := os.Stat(file); err != nil || st.Size() == 0 {
-			t.Errorf("the database %s named by the DSN is not there: %v", file, err)
+		if !strings.ContainsAny(dbCreds["password"], `$%@:/?#[]'"\`) {
+			t.Fatalf("the test password %q has none of the characters a URL gives a meaning to", dbCreds["password"])
 		}
 	})
-	check(t, "glance's own option registration reads the service password and the DSN back exactly", func(t *testing.T) {
+	check(t, "glance's own option registration reads the service password and the composed connection back exactly", func(t *testing.T) {
 		got := readSecretOptions(t, r)
 		want := map[string]string{
-			"password":   secretValue(t, secrets, "glance-service-user")["password"],
-			"connection": secretValue(t, secrets, "glance-db")["connection"],
+			"password":    secretValue(t, secrets, "glance-service-user")["password"],
+			"db_driver":   "mysql+pymysql",
+			"db_username": dbCreds["username"],
+			"db_password": dbCreds["password"],
+			"db_host":     "127.0.0.1",
+			"db_port":     fmt.Sprint(db.port),
+			"db_database": "glance",
+			"db_query":    "charset=utf8",
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("read back (-want +got):\n%s", diff)
+			t.Errorf("read back, the connection parsed by SQLAlchemy (-want +got):\n%s", diff)
+		}
+	})
+	check(t, "the rendered glance-api-paste.ini serves /healthcheck outside authtoken and guards the API with it", func(t *testing.T) {
+		// The example without its no-Keystone paste override: glance-krm's
+		// own paste file and the keystone flavor, as the seed renders them.
+		pdir := copyExample(t, s3.endpoint, rel.catalog, db.port)
+		gy := filepath.Join(pdir, "glance.yaml")
+		b, err := os.ReadFile(gy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		override := "    paste_deploy:\n      config_file: /etc/glance/glance-api-paste.ini\n      flavor: \"\"\n"
+		if !bytes.Contains(b, []byte(override)) {
+			t.Fatalf("examples/local-s3/glance.yaml no longer holds the paste override this check removes")
+		}
+		write(t, gy, string(bytes.Replace(b, []byte(override), nil, 1)))
+		rp := render(t, rel, pdir, filepath.Join(root, "paste"))
+		startPod(t, rp, secrets)
+		gp := startGlanceReady(t, filepath.Join(root, "paste"), rp, "/healthcheck")
+		defer gp.stop()
+		for path, want := range map[string]int{"/healthcheck": http.StatusOK, "/v2/images": http.StatusUnauthorized} {
+			resp, err := http.Get(gp.url + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("GET %s: %d, want %d\n%s", path, resp.StatusCode, want, gp.tail())
+			}
 		}
 	})
 	nonDefault, withDefault := randomBytes(t, 300_000), randomBytes(t, 200_000)
@@ -647,7 +687,7 @@ func download(t *testing.T, g *glanceAPI, id string) []byte {
 func glanceOptData(t *testing.T, r rendering, root string) string {
 	t.Helper()
 	args := []string{"--format", "yaml"}
-	for _, ns := range []string{"glance.api", "glance.store", "glance.multi_store", "oslo.log", "oslo.db",
+	for _, ns := range []string{"glance.api", "glance", "glance.store", "glance.multi_store", "oslo.log", "oslo.db",
 		"oslo.concurrency", "oslo.policy", "oslo.middleware", "keystonemiddleware.auth_token"} {
 		args = append(args, "--namespace", ns)
 	}
@@ -701,7 +741,8 @@ func glanceOptData(t *testing.T, r rendering, root string) string {
 // environment as glance-api does, with the options registered the way
 // glance registers them (keystonemiddleware's auth_token options, the
 // keystoneauth password plugin's, oslo.db's), and returns the service
-// password and the database connection it reads.
+// password it reads and the database connection as SQLAlchemy (which
+// hands it to PyMySQL) parses it.
 func readSecretOptions(t *testing.T, r rendering) map[string]string {
 	t.Helper()
 	const script = `
@@ -717,7 +758,11 @@ loading.register_auth_conf_options(conf, "keystone_authtoken")
 conf(args=[], project="glance", prog="glance-api", default_config_files=[])
 plugin = loading.get_plugin_loader(conf.keystone_authtoken.auth_type)
 conf.register_opts(loading.get_auth_plugin_conf_options(plugin), group="keystone_authtoken")
-json.dump({"password": conf.keystone_authtoken.password, "connection": conf.database.connection}, sys.stdout)
+from sqlalchemy.engine import url as sa_url
+u = sa_url.make_url(conf.database.connection)
+json.dump({"password": conf.keystone_authtoken.password, "db_driver": u.drivername, "db_username": u.username,
+           "db_password": u.password, "db_host": u.host, "db_port": str(u.port), "db_database": u.database,
+           "db_query": "&".join("%s=%s" % kv for kv in sorted(u.query.items()))}, sys.stdout)
 `
 	cmd := r.inPod(t, r.root, containerEnv(t, r.container), "/usr/bin/python3", "-c", script)
 	out, err := cmd.Output()

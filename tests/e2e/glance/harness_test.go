@@ -264,7 +264,11 @@ func render(t *testing.T, rel release, example, root string) rendering {
 		switch component := n.GetLabels()[v1alpha1.LabelComponent]; {
 		case n.GetKind() == "ConfigMap" && component == v1alpha1.ComponentConfig:
 			r.configMap = n.GetName()
-			r.apiConf = write(t, filepath.Join(root, v1alpha1.MountConfigDir, v1alpha1.KeyGlanceAPIConf), value(t, n, "data", v1alpha1.KeyGlanceAPIConf))
+			// Every file of the ConfigMap, as the kubelet projects it.
+			for k, v := range n.GetDataMap() {
+				write(t, filepath.Join(root, v1alpha1.MountConfigDir, k), v)
+			}
+			r.apiConf = filepath.Join(root, v1alpha1.MountConfigDir, v1alpha1.KeyGlanceAPIConf)
 		case n.GetKind() == "Secret" && component == v1alpha1.ComponentBackends:
 			r.secret = n.GetName()
 			r.backends = write(t, filepath.Join(root, v1alpha1.MountConfigDir, v1alpha1.KeyBackendsConf), value(t, n, "stringData", v1alpha1.KeyBackendsConf))
@@ -505,10 +509,16 @@ type glanceAPI struct {
 
 // startGlance runs glance-api, which outlives the calling (sub)test: the
 // caller stops it. It runs on the rendered files, unmodified, plus one
-// file of test-only overrides (loopback bind, one worker, the paste file); the database comes from the
+// file of test-only overrides (loopback bind, one worker); the database comes from the
 // credentials file like everything secret. The environment is the
 // container's (glance-krm sets none).
 func startGlance(t *testing.T, root string, r rendering) *glanceAPI {
+	t.Helper()
+	return startGlanceReady(t, root, r, "/v2/info/stores")
+}
+
+// startGlanceReady is startGlance, ready when path answers 200.
+func startGlanceReady(t *testing.T, root string, r rendering, ready string) *glanceAPI {
 	t.Helper()
 	port := freePort(t)
 	overrides := write(t, filepath.Join(root, "test-overrides.d", "test-overrides.conf"), fmt.Sprintf(`# Test only: what needs a cluster.
@@ -516,9 +526,6 @@ func startGlance(t *testing.T, root string, r rendering) *glanceAPI {
 bind_host = 127.0.0.1
 bind_port = %d
 workers = 1
-
-[paste_deploy]
-config_file = /etc/glance/glance-api-paste.ini
 `, port))
 	// The overrides are a --config-file: that replaces the default config
 	// files only, and the default directories (the rendered files and the
@@ -562,7 +569,7 @@ config_file = /etc/glance/glance-api-paste.ini
 	go func() { _ = g.cmd.Wait(); close(g.exited) }()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		resp, err := http.Get(g.url + "/v2/info/stores")
+		resp, err := http.Get(g.url + ready)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -576,7 +583,8 @@ config_file = /etc/glance/glance-api-paste.ini
 		}
 		if time.Now().After(deadline) {
 			g.stop()
-			t.Fatalf("glance-api did not become ready in 90 s: %v\n%s", err, g.tail())
+			b, _ := os.ReadFile(g.log)
+			t.Fatalf("glance-api did not become ready in 90 s: %v\n%s", err, strings.Join(strings.Split(string(b), "\n")[:min(80, strings.Count(string(b), "\n"))], "\n"))
 		}
 	}
 }

@@ -1,0 +1,97 @@
+//go:build e2e
+
+package glance_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// mariaDB is Debian's MariaDB server on a temporary data directory,
+// listening on loopback: the database the rendered connection names.
+type mariaDB struct {
+	port   int
+	socket string
+}
+
+// sqlString quotes s as a MariaDB string literal.
+func sqlString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`).Replace(s) + "'"
+}
+
+// startMariaDB starts a server with one database and one user that may
+// reach it over TCP with the password, and stops it when the test ends.
+func startMariaDB(t *testing.T, database, user, password string) *mariaDB {
+	t.Helper()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if out, err := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+data, "--user=root",
+		"--auth-root-authentication-method=socket", "--skip-test-db").CombinedOutput(); err != nil {
+		t.Fatalf("mariadb-install-db (make deps-glance installs MariaDB): %v\n%s", err, out)
+	}
+	m := &mariaDB{port: freePort(t), socket: filepath.Join(dir, "mysqld.sock")}
+	log, err := os.Create(filepath.Join(dir, "mariadbd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("mariadbd", "--no-defaults", "--datadir="+data, "--socket="+m.socket,
+		fmt.Sprintf("--port=%d", m.port), "--bind-address=127.0.0.1", "--user=root", "--skip-log-bin",
+		"--innodb-buffer-pool-size=32M", "--pid-file="+filepath.Join(dir, "mariadbd.pid"))
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if err := m.exec(t, "SELECT 1"); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			b, _ := os.ReadFile(log.Name())
+			t.Fatalf("MariaDB did not come up: %v\n%s", err, b)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, host := range []string{"127.0.0.1", "localhost"} {
+		if err := m.exec(t, fmt.Sprintf("CREATE USER %s@%s IDENTIFIED BY %s", sqlString(user), sqlString(host), sqlString(password))); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.exec(t, fmt.Sprintf("GRANT ALL ON `%s`.* TO %s@%s", database, sqlString(user), sqlString(host))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.exec(t, fmt.Sprintf("CREATE DATABASE `%s`", database)); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// exec runs one statement as the server's root, over its socket.
+func (m *mariaDB) exec(t *testing.T, sql string) error {
+	t.Helper()
+	cmd := exec.Command("mariadb", "--no-defaults", "--socket="+m.socket, "-uroot", "--batch", "--skip-column-names")
+	cmd.Stdin = strings.NewReader(sql + ";\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, out)
+	}
+	return nil
+}
+
+// query runs one statement as root and returns its rows.
+func (m *mariaDB) query(t *testing.T, sql string) []string {
+	t.Helper()
+	cmd := exec.Command("mariadb", "--no-defaults", "--socket="+m.socket, "-uroot", "--batch", "--skip-column-names", "-e", sql)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return strings.Fields(string(out))
+}
