@@ -37,7 +37,9 @@ func TestCredentialsInitContainerImage(t *testing.T) {
 	var args []string
 	elems, _ := init.Field("args").Value.Elements()
 	for _, e := range elems {
-		args = append(args, e.YNode().Value)
+		// The kubelet expands $(VAR) from the container's env; the
+		// namespace comes from the downward API.
+		args = append(args, strings.ReplaceAll(e.YNode().Value, "$(POD_NAMESPACE)", "openstack"))
 	}
 	mounts := map[string]string{}
 	ms, _ := init.Field("volumeMounts").Value.Elements()
@@ -50,7 +52,7 @@ func TestCredentialsInitContainerImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for path, v := range map[string]string{
-		"required/database/connection":         "sqlite:////var/lib/glance/$db.sqlite",
+		"database/password":                    "db pa$s",
 		"required/keystone_authtoken/password": " pa$word ",
 		"optional/primary/s3_store_secret_key": `a$b"c`,
 		"optional/broken/s3_store_secret_key":  "SECRET-MARKER\n",
@@ -75,7 +77,7 @@ func TestCredentialsInitContainerImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"connection = sqlite:////var/lib/glance/\\$db.sqlite\n", "password = \" pa\\$word \"\n", "s3_store_secret_key = a\\$b\"c\n"} {
+	for _, want := range []string{"connection = mysql+pymysql://glance:db%20pa\\$s@openstack-db.openstack.svc:3306/glance?charset=utf8\n", "password = \" pa\\$word \"\n", "s3_store_secret_key = a\\$b\"c\n"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("credentials.conf lacks %q:\n%s", want, b)
 		}

@@ -12,7 +12,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-const maxFunctionImage = 15 << 20
+// maxFunctionImage: the function carries the API server's own schema and
+// CEL validators (k8s.io/apiextensions-apiserver) so that every rule of the
+// CRDs holds at build time as on admission; that took it from 10.8 MB to
+// 23.4 MB.
+const maxFunctionImage = 25 << 20
 
 func TestFunctionImage(t *testing.T) {
 	env := containerEnv(t)
