@@ -30,6 +30,7 @@ func Process(rl *fn.ResourceList) (bool, error) {
 	var cfgResults fn.Results
 	r.config, cfgResults = readConfig(rl.FunctionConfig)
 	r.add(cfgResults...)
+	r.projectControlPlanes()
 	r.collect()
 	r.attach()
 	r.claim()
@@ -301,6 +302,14 @@ func (r *run) render(ge *glanceEntry) {
 	}
 	if errs := v1alpha1.ValidateExtraConfigStores(g.Spec.ExtraConfig, stores, field.NewPath("spec", "extraConfig")); len(errs) > 0 {
 		r.add(fieldResults(ge.obj, errs)...)
+		valid = false
+	}
+	labels := map[string]map[string]string{}
+	for _, be := range ge.backends {
+		labels[be.b.Name] = be.b.Labels
+	}
+	if msg := handWrittenDefault(g, backends, func(n string) map[string]string { return labels[n] }); msg != "" {
+		r.add(withTag(objectResult(ge.obj, fn.Error, Name+": "+msg), tagRule, "controlplane-default"))
 		valid = false
 	}
 	defaultStore, err := v1alpha1.DefaultBackend(nsName(g.Namespace, g.Name), backends)

@@ -1,0 +1,175 @@
+package glancekrm
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+)
+
+func controlPlaneInput(t *testing.T, edit func(string) string, extra ...string) []byte {
+	t.Helper()
+	cp, err := os.ReadFile("../../examples/controlplane/controlplane.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := append([]string{edit(string(cp))}, extra...)
+	return resourceList(t, []byte(strings.Join(docs, "\n---\n")))
+}
+
+// projected runs the function and returns kind/name of every item, and the
+// names of the rendered ConfigMap and Secret.
+func projected(t *testing.T, rl []byte) (items []string, configMap, secret string, results fn.Results, failed bool) {
+	t.Helper()
+	out, failed := runFn(t, rl)
+	res, err := fn.ParseResourceList(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range res.Items {
+		items = append(items, o.GetKind()+"/"+o.GetName())
+		switch o.GetKind() {
+		case "ConfigMap":
+			configMap = o.GetName()
+		case "Secret":
+			secret = o.GetName()
+		}
+	}
+	return items, configMap, secret, res.Results, failed
+}
+
+func same(s string) string { return s }
+
+func TestControlPlaneProjection(t *testing.T) {
+	items, cm, sec, results, failed := projected(t, controlPlaneInput(t, same))
+	if failed {
+		t.Fatalf("the function failed:\n%s", results)
+	}
+	want := []string{"ControlPlane/controlplane", "Glance/controlplane-glance", "GlanceBackend/controlplane-glance-default",
+		"GlanceBackend/controlplane-glance-secondary", "ConfigMap/" + cm, "Secret/" + sec}
+	if diff := cmp.Diff(want, items); diff != "" {
+		t.Errorf("items (-want +got):\n%s", diff)
+	}
+
+	flip := func(s string) string {
+		s = strings.Replace(s, "isDefault: true", "isDefault: TMP", 1)
+		s = strings.Replace(s, "isDefault: false", "isDefault: true", 1)
+		return strings.Replace(s, "isDefault: TMP", "isDefault: false", 1)
+	}
+	_, cm2, sec2, results, failed := projected(t, controlPlaneInput(t, flip))
+	if failed {
+		t.Fatalf("flipped: the function failed:\n%s", results)
+	}
+	if cm2 == cm || sec2 != sec {
+		t.Errorf("flipping the default in the ControlPlane: ConfigMap %s -> %s (must change), Secret %s -> %s (must not)", cm, cm2, sec, sec2)
+	}
+}
+
+func TestControlPlaneRules(t *testing.T) {
+	for name, tc := range map[string]struct {
+		edit  func(string) string
+		extra []string
+		want  string
+	}{
+		"two defaults": {
+			edit: func(s string) string { return strings.Replace(s, "isDefault: false", "isDefault: true", 1) },
+			want: "exactly one backends entry must set isDefault",
+		},
+		"no default": {
+			edit: func(s string) string { return strings.Replace(s, "isDefault: true", "isDefault: false", 1) },
+			want: "exactly one backends entry must set isDefault",
+		},
+		"duplicate entry": {
+			edit: func(s string) string { return strings.Replace(s, "- name: secondary", "- name: default", 1) },
+			want: `duplicate backends entry "default"`,
+		},
+		"child name too long": {
+			edit: func(s string) string {
+				return strings.Replace(s, "- name: secondary", "- name: "+strings.Repeat("s", 240), 1)
+			},
+			want: "the child GlanceBackend CR name would be 260 bytes",
+		},
+		"a hand-written default on the projected Glance": {
+			edit: same,
+			extra: []string{`apiVersion: glance.openstack.c5c3.io/v1alpha1
+kind: GlanceBackend
+metadata: {name: controlplane-glance-manual, namespace: openstack}
+spec:
+  glanceRef: {name: controlplane-glance}
+  type: S3
+  isDefault: true
+  s3: {host: https://s3.example, bucket: b, credentialsSecretRef: {name: c}}`},
+			want: "GlanceBackend controlplane-glance-manual is written by hand and attached to Glance controlplane-glance, which ControlPlane controlplane projects: it is kept, but it cannot be the default store (the ControlPlane's default is controlplane-glance-default)",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, _, _, results, failed := projected(t, controlPlaneInput(t, tc.edit, tc.extra...))
+			if !failed || !strings.Contains(results.String(), tc.want) {
+				t.Errorf("want a failure containing %q; results:\n%s", tc.want, results)
+			}
+		})
+	}
+}
+
+// A child removed from the ControlPlane disappears, a hand-written object
+// with the children's prefix stays, and a second run on the output (kpt)
+// changes nothing.
+func TestControlPlaneChildrenFollowTheList(t *testing.T) {
+	handWritten := `apiVersion: glance.openstack.c5c3.io/v1alpha1
+kind: GlanceBackend
+metadata: {name: controlplane-glance-manual, namespace: openstack}
+spec:
+  glanceRef: {name: controlplane-glance}
+  type: S3
+  s3: {host: https://s3.example, bucket: b, credentialsSecretRef: {name: c}}`
+	out, failed := runFn(t, controlPlaneInput(t, same, handWritten))
+	if failed {
+		t.Fatalf("the function failed:\n%s", out)
+	}
+	again, failed := runFn(t, itemsOf(t, out))
+	if failed {
+		t.Fatalf("the second run failed:\n%s", again)
+	}
+	if diff := cmp.Diff(string(itemsOf(t, out)), string(itemsOf(t, again))); diff != "" {
+		t.Errorf("a second run changed the output (-first +second):\n%s", diff)
+	}
+	// Drop the secondary entry from the ControlPlane in the output and run
+	// again: its child goes, the hand-written one stays.
+	rl, err := fn.ParseResourceList(itemsOf(t, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range rl.Items {
+		if o.GetKind() != controlPlaneKind {
+			continue
+		}
+		entries, _, err := o.NestedSlice("spec", "services", "glance", "backends")
+		if err != nil || len(entries) != 2 {
+			t.Fatalf("backends of the ControlPlane in the output: %v, %v", entries, err)
+		}
+		var first map[string]any
+		if err := entries[0].As(&first); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.SetNestedField([]any{first}, "spec", "services", "glance", "backends"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cut, err := rl.ToYAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, _, _, results, failed := projected(t, cut)
+	if failed {
+		t.Fatalf("the function failed:\n%s", results)
+	}
+	joined := strings.Join(items, " ")
+	if strings.Contains(joined, "GlanceBackend/controlplane-glance-secondary") {
+		t.Errorf("the child of the removed entry is still there: %v", items)
+	}
+	if !strings.Contains(joined, "GlanceBackend/controlplane-glance-manual") {
+		t.Errorf("the hand-written GlanceBackend was dropped: %v", items)
+	}
+}
