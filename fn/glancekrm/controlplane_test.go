@@ -1,7 +1,10 @@
 package glancekrm
 
 import (
+	"slices"
+
 	"os"
+	"sigs.k8s.io/yaml"
 	"strings"
 	"testing"
 
@@ -171,5 +174,95 @@ spec:
 	}
 	if !strings.Contains(joined, "GlanceBackend/controlplane-glance-manual") {
 		t.Errorf("the hand-written GlanceBackend was dropped: %v", items)
+	}
+}
+
+// TestConfigFilesFollowTheSpec: policy.yaml only with policyOverrides (its
+// ConfigMap from the input; absent, an error naming it), logging.conf only
+// for json, the uWSGI settings only from 2026.1.
+func TestConfigFilesFollowTheSpec(t *testing.T) {
+	base := `apiVersion: glance.openstack.c5c3.io/v1alpha1
+kind: Glance
+metadata: {name: glance, namespace: ns}
+spec:
+  openStackRelease: "RELEASE"
+  image: {repository: ghcr.io/c5c3/glance, tag: "2025.2"}
+  database: {host: mariadb, database: glance, secretRef: {name: db}}
+  cache: {servers: ["memcached:11211"]}
+  keystoneEndpoint: http://keystone:5000/v3
+  serviceUser: {secretRef: {name: svc}}
+EXTRA
+---
+apiVersion: glance.openstack.c5c3.io/v1alpha1
+kind: GlanceBackend
+metadata: {name: primary, namespace: ns}
+spec:
+  glanceRef: {name: glance}
+  type: S3
+  isDefault: true
+  s3: {host: https://s3.example, bucket: b, credentialsSecretRef: {name: c}}
+`
+	policyCM := "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: policy, namespace: ns}\ndata:\n  policy.yaml: |\n    get_image: \"role:admin\"\n    delete_image: \"role:admin\"\n"
+	for name, tc := range map[string]struct {
+		release, extra, more string
+		files                []string
+		policy               map[string]string
+		fails                string
+	}{
+		"defaults, eventlet": {release: "2025.2", files: []string{"glance-api-paste.ini", "glance-api.conf"}},
+		"uwsgi from 2026.1":  {release: "2026.1", files: []string{"glance-api-paste.ini", "glance-api-uwsgi.ini", "glance-api.conf"}},
+		"json logging": {release: "2025.2", extra: "  logging: {format: json, level: ERROR}",
+			files: []string{"glance-api-paste.ini", "glance-api.conf", "logging.conf"}},
+		"policy from the input's ConfigMap, inline rules win": {release: "2025.2",
+			extra: "  policyOverrides: {configMapRef: {name: policy}, rules: {get_image: \"role:reader\"}}", more: policyCM,
+			files:  []string{"glance-api-paste.ini", "glance-api.conf", "policy.yaml"},
+			policy: map[string]string{"get_image": "role:reader", "delete_image": "role:admin"}},
+		"policy ConfigMap not in the input": {release: "2025.2",
+			extra: "  policyOverrides: {configMapRef: {name: policy}}",
+			fails: "ConfigMap policy is not in the input: glance-krm merges its policy.yaml at build time"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := strings.NewReplacer("RELEASE", tc.release, "EXTRA", tc.extra).Replace(base) + tc.more
+			out, failed := runFn(t, resourceList(t, []byte(in)))
+			res, err := fn.ParseResourceList(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.fails != "" {
+				if !failed || !strings.Contains(res.Results.String(), tc.fails) {
+					t.Errorf("want a failure containing %q:\n%s", tc.fails, res.Results)
+				}
+				return
+			}
+			if failed {
+				t.Fatalf("the function failed:\n%s", res.Results)
+			}
+			for _, o := range res.Items {
+				if o.GetKind() != "ConfigMap" || o.GetName() == "policy" {
+					continue
+				}
+				data, _, _ := o.NestedStringMap("data")
+				var files []string
+				for k := range data {
+					files = append(files, k)
+				}
+				slices.Sort(files)
+				if diff := cmp.Diff(tc.files, files); diff != "" {
+					t.Errorf("files (-want +got):\n%s", diff)
+				}
+				if tc.policy != nil {
+					var got map[string]string
+					if err := yaml.Unmarshal([]byte(data["policy.yaml"]), &got); err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(tc.policy, got); diff != "" {
+						t.Errorf("policy.yaml (-want +got):\n%s", diff)
+					}
+					if !strings.Contains(data["glance-api.conf"], "policy_file = /etc/glance/glance.conf.d/policy.yaml\n") {
+						t.Errorf("glance-api.conf does not name policy.yaml:\n%s", data["glance-api.conf"])
+					}
+				}
+			}
+		})
 	}
 }

@@ -112,11 +112,11 @@ func TestCredentialsRefuseUnrepresentable(t *testing.T) {
 			if strings.Contains(name, "S3 key") {
 				return // fine elsewhere: a password may hold them
 			}
-			required := map[string]string{credentialPath(true, "database", "connection"): v}
+			required := map[string]string{credentialPath(true, "keystone_authtoken", "password"): v}
 			log.Reset()
 			err := WriteCredentials(layCredentials(t, required), filepath.Join(t.TempDir(), "c.conf"), nil, &log)
-			if err == nil || !strings.Contains(err.Error(), "[database] connection") {
-				t.Errorf("an unusable database connection must stop the init container naming it, got %v", err)
+			if err == nil || !strings.Contains(err.Error(), "[keystone_authtoken] password") {
+				t.Errorf("an unusable service password must stop the init container naming it, got %v", err)
 			}
 			if err != nil {
 				assertNoValue(t, err.Error(), required)
@@ -131,5 +131,58 @@ func assertNoValue(t *testing.T, text string, values map[string]string) {
 		if v = strings.TrimSpace(v); len(v) > 3 && strings.Contains(text, v) {
 			t.Errorf("a credential value leaks into %q", text)
 		}
+	}
+}
+
+// TestDatabaseConnectionComposed: the init container composes [database]
+// connection as the seed operator does, from the password (and, outside
+// Static managed mode, the username) of spec.database.secretRef; any
+// character travels, percent-encoded; a missing key stops the pod naming
+// the key, never a value.
+func TestDatabaseConnectionComposed(t *testing.T) {
+	password := ` p@ss:w/o?r#d[]%$ "'\`
+	for name, tc := range map[string]struct {
+		target  databaseTarget
+		files   map[string]string
+		want    string
+		problem string
+	}{
+		"static managed: the Glance's name is the user": {
+			target: databaseTarget{host: "openstack-db.openstack.svc:3306", name: "glance", user: "glance", query: "charset=utf8"},
+			files:  map[string]string{"database/password": password},
+			want:   "mysql+pymysql://glance:%20p%40ss%3Aw%2Fo%3Fr%23d%5B%5D%25$%20%22%27%5C@openstack-db.openstack.svc:3306/glance?charset=utf8",
+		},
+		"brownfield: the Secret's username": {
+			target: databaseTarget{host: "db.example:3307", name: "glance", query: "charset=utf8"},
+			files:  map[string]string{"database/password": "pw", "database/username": "glance@db"},
+			want:   "mysql+pymysql://glance%40db:pw@db.example:3307/glance?charset=utf8",
+		},
+		"no password": {
+			target:  databaseTarget{host: "db:3306", name: "glance", user: "glance"},
+			files:   map[string]string{},
+			problem: `[database] connection: key "password" of spec.database.secretRef is missing`,
+		},
+		"no username outside static mode": {
+			target:  databaseTarget{host: "db:3306", name: "glance"},
+			files:   map[string]string{"database/password": "pw"},
+			problem: `[database] connection: key "username" of spec.database.secretRef is missing`,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			for p, v := range tc.files {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, p), []byte(v), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, problem := composeConnection(filepath.Join(dir, databaseDir), tc.target)
+			if problem != tc.problem || got != tc.want {
+				t.Errorf("got %q, problem %q; want %q, problem %q", got, problem, tc.want, tc.problem)
+			}
+			assertNoValue(t, problem, tc.files)
+		})
 	}
 }
