@@ -21,7 +21,6 @@ func generatedInput(n, backends int) []byte {
     openStackRelease: "2025.2"
     image: {repository: ghcr.io/c5c3/glance, tag: "2025.2"}
     database: {host: mariadb, database: glance, secretRef: {name: %s-db}}
-    cache: {servers: ["memcached:11211"]}
     keystoneEndpoint: http://keystone.%s.svc:5000/v3
     serviceUser: {secretRef: {name: %s-service-user}}
     cache: {servers: ["memcached-0.%s.svc:11211", "memcached-1.%s.svc:11211"]}
