@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/yaml"
 
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
@@ -38,7 +39,8 @@ var oursOnly = map[string]string{
 // TestRenderMatchesTheSeed renders each case of krm/testdata/seed/render
 // with the function and compares every file with what the seed operator's
 // own code rendered for the same objects (seed.json, written by
-// hack/seed-render.sh): glance-api.conf option by option as oslo.config
+// hack/seed-render.sh), run directly and through real kustomize with the
+// function as its exec transformer: glance-api.conf option by option as oslo.config
 // reads it, the paste and logging files as their readers parse them,
 // policy.yaml as YAML.
 func TestRenderMatchesTheSeed(t *testing.T) {
@@ -71,17 +73,66 @@ func TestRenderMatchesTheSeed(t *testing.T) {
 					ours = data
 				}
 			}
-			var seed map[string]string
-			b, err := os.ReadFile(filepath.Join(dir, "seed.json"))
-			if err != nil {
-				t.Fatalf("%v (run hack/seed-render.sh)", err)
-			}
-			if err := json.Unmarshal(b, &seed); err != nil {
-				t.Fatal(err)
-			}
-			compareRenders(t, seed, ours)
+			t.Run("kustomize build", func(t *testing.T) {
+				compareRenders(t, seedJSON(t, dir), kustomizeConfig(t, input))
+			})
+			compareRenders(t, seedJSON(t, dir), ours)
 		})
 	}
+}
+
+func seedJSON(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "seed.json"))
+	if err != nil {
+		t.Fatalf("%v (run make seed-render)", err)
+	}
+	var seed map[string]string
+	if err := json.Unmarshal(b, &seed); err != nil {
+		t.Fatal(err)
+	}
+	return seed
+}
+
+// kustomizeConfig builds the case's objects, unchanged, with real
+// kustomize and the function as its exec transformer, and returns the
+// rendered config ConfigMap's files.
+func kustomizeConfig(t *testing.T, input string) map[string]string {
+	t.Helper()
+	bin, fnBin := os.Getenv("KUSTOMIZE_BIN"), os.Getenv("GLANCE_KRM_FN")
+	if bin == "" || fnBin == "" {
+		t.Fatal("KUSTOMIZE_BIN or GLANCE_KRM_FN is not set: run the tests through `make test`")
+	}
+	dir := t.TempDir()
+	raw, err := os.ReadFile(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		"input.yaml":         string(raw),
+		"kustomization.yaml": "resources: [input.yaml]\ntransformers: [glance-krm.yaml]\n",
+		"glance-krm.yaml": "apiVersion: fn.glance.openstack.c5c3.io/v1alpha1\nkind: RenderGlanceConfig\nmetadata:\n  name: glance-krm\n" +
+			"  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: " + fnBin + "\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command(bin, "build", "--enable-alpha-plugins", "--enable-exec", dir).Output()
+	if err != nil {
+		t.Fatalf("kustomize build: %v", err)
+	}
+	docs, err := kio.FromBytes(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		if d.GetKind() == "ConfigMap" && d.GetLabels()[v1alpha1.LabelComponent] == v1alpha1.ComponentConfig {
+			return d.GetDataMap()
+		}
+	}
+	t.Fatalf("the build has no config ConfigMap:\n%s", out)
+	return nil
 }
 
 func compareRenders(t *testing.T, seed, ours map[string]string) {
