@@ -80,8 +80,11 @@ type GlanceSpec struct {
 	// ([keystone_authtoken] memcached_servers).
 	Cache CacheSpec `json:"cache"`
 
-	// Deployment holds the glance-api pods' knobs.
+	// Deployment holds the glance-api pods' knobs. Defaulted whole, as the
+	// seed operator's webhook does: replicas 3, requests 100m/512Mi,
+	// limits 500m/1Gi.
 	// +optional
+	// +kubebuilder:default={}
 	Deployment DeploymentSpec `json:"deployment,omitempty"`
 
 	// APIServer tunes the glance-api process.
@@ -120,8 +123,10 @@ type GlanceSpec struct {
 	// +optional
 	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
 
-	// Logging configures oslo.log.
+	// Logging configures oslo.log (text, INFO when unset, as the seed
+	// operator's webhook materializes it).
 	// +optional
+	// +kubebuilder:default={}
 	Logging *LoggingSpec `json:"logging,omitempty"`
 
 	// SecretStoreRef selects the External Secrets store (seed operator

@@ -24,9 +24,10 @@ type DeploymentSpec struct {
 	// +kubebuilder:default=3
 	Replicas int32 `json:"replicas,omitempty"`
 
-	// Resources of the glance-api container; the seed operator defaults
-	// requests 100m/512Mi and limits 500m/1Gi when unset.
+	// Resources of the glance-api container (requests 100m/512Mi, limits
+	// 500m/1Gi when unset, the seed operator's defaults).
 	// +optional
+	// +kubebuilder:default={requests: {cpu: "100m", memory: "512Mi"}, limits: {cpu: "500m", memory: "1Gi"}}
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
 	// TerminationGracePeriodSeconds of the pods (Kubernetes' 30 when unset).
