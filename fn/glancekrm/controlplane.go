@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -56,6 +57,7 @@ type controlPlane struct {
 		} `json:"korc"`
 		Services struct {
 			Keystone *struct {
+				Mode           string                     `json:"mode"`
 				PublicEndpoint string                     `json:"publicEndpoint"`
 				Gateway        *struct{ Hostname string } `json:"gateway"`
 				Namespace      *struct {
@@ -69,6 +71,7 @@ type controlPlane struct {
 }
 
 type controlPlaneGlance struct {
+	PublicEndpoint           string                        `json:"publicEndpoint"`
 	Replicas                 *int32                        `json:"replicas"`
 	Image                    *v1alpha1.ImageSpec           `json:"image"`
 	Gateway                  *v1alpha1.GatewaySpec         `json:"gateway"`
@@ -297,10 +300,41 @@ func mergedExtraConfig(global, service map[string]map[string]string) map[string]
 	return out
 }
 
-// validateControlPlaneGlance is the c5c3 webhook's rules on the backends
-// list (controlplane_webhook.go validateGlanceBackends), in its words.
+// validateControlPlaneGlance is the c5c3 webhook's rules on
+// spec.services.glance (controlplane_webhook.go: validateGlance, its
+// publicEndpoint and backends rules, the External-mode and placement
+// cross-field rules that name Glance), in its words.
 func validateControlPlaneGlance(cp *controlPlane) field.ErrorList {
 	var errs field.ErrorList
+	gl := cp.Spec.Services.Glance
+	if ks := cp.Spec.Services.Keystone; ks != nil && ks.Mode == "External" {
+		errs = append(errs, &field.Error{Type: field.ErrorTypeForbidden, Field: "spec.services.glance", BadValue: omit,
+			Detail: "forbidden when services.keystone.mode is External (Glance needs its own External-mode design)"})
+	}
+	if gl.DatabaseCredentialsMode == "Dynamic" {
+		p := "spec.services.glance.databaseCredentialsMode"
+		switch {
+		case gl.DedicatedBackingServices != nil && gl.DedicatedBackingServices.Database != nil:
+			errs = append(errs, fieldError(p, "credentialsMode Dynamic is not supported as an override on a service with a dedicated database: "+
+				"the override retargets the shared database this service does not use, and a dedicated database is "+
+				"Static-only (set dedicatedBackingServices.database.credentialsMode instead)"))
+		case cp.Spec.Infrastructure == nil || cp.Spec.Infrastructure.Database.ClusterRef == nil && cp.Spec.Infrastructure.Database.Host != "":
+			errs = append(errs, fieldError(p, "credentialsMode Dynamic requires the shared database to be managed (clusterRef): the dynamic engine "+
+				"issues per-tenant DB users only against a cluster the operator provisions, so it cannot run against "+
+				"a brownfield database"))
+		}
+	}
+	if gl.TargetClusterRef != nil {
+		if gl.Namespace == nil {
+			errs = append(errs, fieldError("spec.services.glance.namespace", "is required when targetClusterRef is set: every namespace maps to exactly one cluster, and the "+
+				"ControlPlane's own namespace stays on the local one, so a placed service needs a namespace of its own"))
+		}
+		if gl.PublicEndpoint == "" && gl.Gateway == nil {
+			errs = append(errs, fieldError("spec.services.glance.publicEndpoint", "one of publicEndpoint or gateway is required when targetClusterRef is set: the service's "+
+				"in-cluster Service DNS name resolves nowhere from another cluster, so the catalog entry must advertise an externally routable address"))
+		}
+	}
+	errs = append(errs, validatePublicEndpoint(gl)...)
 	backends := cp.Spec.Services.Glance.Backends
 	path := "spec.services.glance.backends"
 	if len(backends) == 0 {
@@ -384,4 +418,39 @@ func handWrittenDefault(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, 
 		"it is kept, but it cannot be the default store (the ControlPlane's default is %s); set isDefault on a "+
 		"spec.services.glance.backends entry of the ControlPlane instead",
 		strings.Join(hand, ", "), g.Name, cp, cmp.Or(projected, "none"))
+}
+
+// validatePublicEndpoint: the catalog URL of the Glance API, a bare
+// https origin on the gateway's host when a gateway routes it.
+func validatePublicEndpoint(gl *controlPlaneGlance) field.ErrorList {
+	if gl.PublicEndpoint == "" {
+		return nil
+	}
+	p := "spec.services.glance.publicEndpoint"
+	u, err := url.Parse(gl.PublicEndpoint)
+	switch {
+	case err != nil:
+		return field.ErrorList{fieldError(p, "must be a valid http(s) URL")}
+	case u.Scheme != "http" && u.Scheme != "https":
+		return field.ErrorList{fieldError(p, "must be an http(s) URL (scheme http or https)")}
+	case u.Host == "":
+		return field.ErrorList{fieldError(p, "must include a host")}
+	}
+	var errs field.ErrorList
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		errs = append(errs, fieldError(p, "must be a bare origin (scheme://host[:port]) with no path, query, or fragment: the Glance API is served "+
+			"at the root and clients append the API path to the catalog endpoint"))
+	}
+	if gl.Gateway == nil || gl.Gateway.Hostname == "" {
+		return errs
+	}
+	if u.Scheme != "https" {
+		errs = append(errs, fieldError(p, "scheme must be https when services.glance.gateway is configured (the Gateway listener terminates TLS): "+
+			"every image call sends the caller's scoped Keystone token, and the image payload, to this endpoint"))
+	}
+	if u.Hostname() != gl.Gateway.Hostname {
+		errs = append(errs, fieldError(p, fmt.Sprintf("host %q must equal services.glance.gateway.hostname %q: the Gateway listener routes that "+
+			"hostname to the Glance API, so the catalog would direct image clients to a host that never reaches it", u.Hostname(), gl.Gateway.Hostname)))
+	}
+	return errs
 }
