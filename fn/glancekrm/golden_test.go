@@ -141,3 +141,19 @@ func allInputs(t *testing.T) map[string][]byte {
 	}
 	return out
 }
+
+// runFile runs the function on the objects of a YAML file and parses its
+// answer.
+func runFile(t testing.TB, path string) (*fn.ResourceList, bool) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, failed := runFn(t, resourceList(t, raw))
+	rl, err := fn.ParseResourceList(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rl, failed
+}

@@ -1,12 +1,9 @@
 package glancekrm
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
 // TestSeedControlPlanes: the seed system's own ControlPlanes that declare
@@ -21,15 +18,7 @@ func TestSeedControlPlanes(t *testing.T) {
 		}
 		for _, f := range files {
 			t.Run(dir+"/"+strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
-				raw, err := os.ReadFile(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				out, failed := runFn(t, resourceList(t, raw))
-				rl, err := fn.ParseResourceList(out)
-				if err != nil {
-					t.Fatal(err)
-				}
+				rl, failed := runFile(t, f)
 				if failed != wantErr {
 					t.Errorf("failed = %v, want %v:\n%s", failed, wantErr, rl.Results)
 				}

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/yaml"
 
@@ -51,15 +50,7 @@ func TestRenderMatchesTheSeed(t *testing.T) {
 	for _, input := range cases {
 		dir := filepath.Dir(input)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			raw, err := os.ReadFile(input)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, failed := runFn(t, resourceList(t, raw))
-			rl, err := fn.ParseResourceList(out)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rl, failed := runFile(t, input)
 			if failed {
 				t.Fatalf("the function refused the case:\n%s", rl.Results)
 			}
