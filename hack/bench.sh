@@ -47,7 +47,8 @@ metadata: {name: glance-$i, namespace: openstack}
 spec:
   openStackRelease: "2025.2"
   image: {repository: ghcr.io/c5c3/glance, tag: "2025.2"}
-  database: {secretRef: {name: glance-$i-db}}
+  database: {host: mariadb, database: glance, secretRef: {name: glance-$i-db}}
+  cache: {servers: ["memcached:11211"]}
   keystoneEndpoint: http://keystone.openstack.svc:5000/v3
   serviceUser: {secretRef: {name: glance-$i-service-user}}
 ---
