@@ -79,23 +79,17 @@ func load(file string) (*Validator, error) {
 	if err := yaml.Unmarshal(b, &crd); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
+	// The CEL rules of spec.extraConfig are left to their hand-written
+	// twins (krm/v1alpha1/rules_extraconfig.go), which the corpus proves
+	// say the same: some sixty rules over every Glance's map were most of
+	// the validator's cost.
 	root := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
-	if spec, ok := root.Properties["spec"]; ok {
-		if ec, ok := spec.Properties["extraConfig"]; ok {
-			stripRules(&ec)
-			spec.Properties["extraConfig"] = ec
-			root.Properties["spec"] = spec
-		}
-	}
-	var props apiext.JSONSchemaProps
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(root, &props, nil); err != nil {
-		return nil, err
-	}
-	s, err := schema.NewStructural(&props)
+	stripSpecRules(root, func(name string) bool { return name == "extraConfig" })
+	props, s, err := structural(root)
 	if err != nil {
 		return nil, err
 	}
-	open, _, err := validation.NewSchemaValidator(&props)
+	open, _, err := validation.NewSchemaValidator(props)
 	if err != nil {
 		return nil, err
 	}
@@ -110,26 +104,39 @@ func (v *Validator) celFor(present []string) (*celValidator, error) {
 		return c, nil
 	}
 	root := v.root.DeepCopy()
-	if spec, ok := root.Properties["spec"]; ok {
-		for name, p := range spec.Properties {
-			if !slices.Contains(present, name) {
-				stripAllRules(&p)
-				spec.Properties[name] = p
-			}
-		}
-		root.Properties["spec"] = spec
-	}
-	var props apiext.JSONSchemaProps
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(root, &props, nil); err != nil {
-		return nil, err
-	}
-	s, err := schema.NewStructural(&props)
+	stripSpecRules(root, func(name string) bool { return !slices.Contains(present, name) })
+	_, s, err := structural(root)
 	if err != nil {
 		return nil, err
 	}
 	c := &celValidator{schema: s, cel: cel.NewValidator(s, true, celconfig.PerCallLimit)}
 	v.cel[key] = c
 	return c, nil
+}
+
+// structural converts a CRD schema for the API server's validators.
+func structural(root *apiextensionsv1.JSONSchemaProps) (*apiext.JSONSchemaProps, *schema.Structural, error) {
+	var props apiext.JSONSchemaProps
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(root, &props, nil); err != nil {
+		return nil, nil, err
+	}
+	s, err := schema.NewStructural(&props)
+	return &props, s, err
+}
+
+// stripSpecRules drops every CEL rule under the spec fields drop names.
+func stripSpecRules(root *apiextensionsv1.JSONSchemaProps, drop func(string) bool) {
+	spec, ok := root.Properties["spec"]
+	if !ok {
+		return
+	}
+	for name, p := range spec.Properties {
+		if drop(name) {
+			stripAllRules(&p)
+			spec.Properties[name] = p
+		}
+	}
+	root.Properties["spec"] = spec
 }
 
 func stripAllRules(s *apiextensionsv1.JSONSchemaProps) {
@@ -143,17 +150,6 @@ func stripAllRules(s *apiextensionsv1.JSONSchemaProps) {
 	}
 	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
 		stripAllRules(s.AdditionalProperties.Schema)
-	}
-}
-
-// stripRules drops the CEL rules of spec.extraConfig for the build: each
-// has a hand-written twin (krm/v1alpha1/rules_extraconfig.go) that the
-// corpus proves says the same, and evaluating some sixty rules over every
-// Glance's map was most of the validator's cost.
-func stripRules(s *apiextensionsv1.JSONSchemaProps) {
-	s.XValidations = nil
-	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
-		stripRules(s.AdditionalProperties.Schema)
 	}
 }
 
