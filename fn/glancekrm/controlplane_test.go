@@ -181,27 +181,6 @@ spec:
 // ConfigMap from the input; absent, an error naming it), logging.conf only
 // for json, the uWSGI settings only from 2026.1.
 func TestConfigFilesFollowTheSpec(t *testing.T) {
-	base := `apiVersion: glance.openstack.c5c3.io/v1alpha1
-kind: Glance
-metadata: {name: glance, namespace: ns}
-spec:
-  openStackRelease: "RELEASE"
-  image: {repository: ghcr.io/c5c3/glance, tag: "2025.2"}
-  database: {host: mariadb, database: glance, secretRef: {name: db}}
-  cache: {servers: ["memcached:11211"]}
-  keystoneEndpoint: http://keystone:5000/v3
-  serviceUser: {secretRef: {name: svc}}
-EXTRA
----
-apiVersion: glance.openstack.c5c3.io/v1alpha1
-kind: GlanceBackend
-metadata: {name: primary, namespace: ns}
-spec:
-  glanceRef: {name: glance}
-  type: S3
-  isDefault: true
-  s3: {host: https://s3.example, bucket: b, credentialsSecretRef: {name: c}}
-`
 	policyCM := "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: policy, namespace: ns}\ndata:\n  policy.yaml: |\n    get_image: \"role:admin\"\n    delete_image: \"role:admin\"\n"
 	for name, tc := range map[string]struct {
 		release, extra, more string
@@ -222,7 +201,8 @@ spec:
 			fails: "ConfigMap policy is not in the input: glance-krm merges its policy.yaml at build time"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			in := strings.NewReplacer("RELEASE", tc.release, "EXTRA", tc.extra).Replace(base) + tc.more
+			glance := strings.Replace(testGlance, `openStackRelease: "2025.2"`, `openStackRelease: "`+tc.release+`"`, 1) + tc.extra + "\n"
+			in := glance + "---\n" + testBackend("primary", "glance", true) + tc.more
 			out, failed := runFn(t, resourceList(t, []byte(in)))
 			res, err := fn.ParseResourceList(out)
 			if err != nil {
