@@ -57,7 +57,7 @@ test: unit e2e-glance e2e-chainsaw e2e-packaging
 ## unit: Go tests with real kustomize, controller-gen, oslo.config (bookworm's,
 ## trixie's and sid's) and a real kube-apiserver + etcd (hack/envtest-assets.sh
 ## says where it got them)
-unit: build tools deps-python
+unit: build tools deps-python deps-glance
 	go vet ./...
 	go vet -tags e2e ./tests/e2e/glance/
 	KUBEBUILDER_ASSETS="$$(CACHE=$(CACHE) bash hack/envtest-assets.sh)" \

@@ -12,6 +12,7 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/yaml"
 
+	"github.com/c5c3/glance-krm/internal/testenv"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
@@ -177,25 +178,14 @@ func osloReadBack(t *testing.T, dirs []string, want map[string]map[string]string
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rel := range osloReleases(t) {
-		var cmd *exec.Cmd
-		if rel.rootfs == "" {
-			cmd = exec.Command("/usr/bin/python3", "-c", string(script))
-		} else {
-			// That release's oslo.config, chrooted, seeing the files at the
-			// same paths below the temporary folder.
-			tmp := os.TempDir()
-			cmd = exec.Command("unshare", "-m", "--", "sh", "-c",
-				`mkdir -p "$1$2" && mount --bind "$2" "$1$2" && exec chroot "$1" /usr/bin/python3 -c "$3"`,
-				"sh", rel.rootfs, tmp, string(script))
-		}
+	for _, py := range testenv.Pythons(t) {
+		cmd := py.Command(string(script))
 		cmd.Stdin = bytes.NewReader(req)
-		cmd.Env = append(os.Environ(), "LANG=C.UTF-8", "PYTHONPATH=")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		got, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("%s: oslo.config could not read the rendered files: %v\n%s", rel.name, err, stderr.String())
+			t.Fatalf("%s: oslo.config could not read the rendered files: %v\n%s", py.Suite, err, stderr.String())
 		}
 		var read map[string]map[string]string
 		if err := json.Unmarshal(got, &read); err != nil {
@@ -204,27 +194,9 @@ func osloReadBack(t *testing.T, dirs []string, want map[string]map[string]string
 		for section, kv := range want {
 			for k, v := range kv {
 				if read[section][k] != v {
-					t.Errorf("%s: [%s] %s: oslo.config read %q, want %q", rel.name, section, k, read[section][k], v)
+					t.Errorf("%s: [%s] %s: oslo.config read %q, want %q", py.Suite, section, k, read[section][k], v)
 				}
 			}
 		}
 	}
-}
-
-// osloRelease is an oslo.config to read files with: Debian's on this
-// machine, or the one in a root file system of another suite (make unit
-// builds them with tests/e2e/glance/rootfs.sh and names them in
-// GLANCE_ROOTFS_<SUITE>; without them only this machine's is used).
-type osloRelease struct{ name, rootfs string }
-
-func osloReleases(t *testing.T) []osloRelease {
-	out := []osloRelease{{name: "bookworm"}}
-	for _, r := range [][2]string{{"trixie", "GLANCE_ROOTFS_TRIXIE"}, {"sid", "GLANCE_ROOTFS_SID"}} {
-		if dir := os.Getenv(r[1]); dir != "" {
-			out = append(out, osloRelease{r[0], dir})
-		} else {
-			t.Logf("%s is not set: oslo.config of %s is not checked (make unit builds it)", r[1], r[0])
-		}
-	}
-	return out
 }

@@ -41,11 +41,17 @@ const (
 // UsesUWSGI tells whether the release launches glance-api under uWSGI
 // (2026.1 and later) rather than the eventlet server.
 func (s *GlanceSpec) UsesUWSGI() bool {
+	return ReleaseAtLeast(s.OpenStackRelease, 2026, 1)
+}
+
+// ReleaseAtLeast tells whether a release series (YYYY.N) is the given one
+// or later; an unparseable one is not.
+func ReleaseAtLeast(release string, year, minor int) bool {
 	var y, m int
-	if _, err := fmt.Sscanf(s.OpenStackRelease, "%d.%d", &y, &m); err != nil {
+	if _, err := fmt.Sscanf(release, "%d.%d", &y, &m); err != nil {
 		return false
 	}
-	return y > 2026 || (y == 2026 && m >= 1)
+	return y > year || (y == year && m >= minor)
 }
 
 // EffectiveLogging is spec.logging with its defaults.

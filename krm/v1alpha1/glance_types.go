@@ -35,6 +35,8 @@ type Glance struct {
 // +kubebuilder:validation:XValidation:rule=`!has(self.importPlugins) || !has(self.importPlugins.decompression) || (has(self.staging) && (has(self.staging.sizeLimit) || (has(self.staging.unbounded) && self.staging.unbounded)))`,message=`spec.staging.sizeLimit (or spec.staging.unbounded) must be set explicitly while importPlugins.decompression is enabled: the plugin expands the staged image by a ratio the caller picks and nothing caps the result`
 // +kubebuilder:validation:XValidation:rule=`!has(self.imageCache) || !has(self.middleware) || !self.middleware.exists(m, m.name == 'cache')`,message=`the "cache" paste filter is injected while spec.imageCache is set: rename this middleware or unset spec.imageCache`
 // +kubebuilder:validation:XValidation:rule=`!has(self.apiServer) || !has(self.apiServer.uwsgi) || !has(self.apiServer.uwsgi.harakiri) || self.apiServer.uwsgi.harakiri < (has(self.deployment) && has(self.deployment.terminationGracePeriodSeconds) ? self.deployment.terminationGracePeriodSeconds : 30) - (has(self.deployment) && has(self.deployment.preStopSleepSeconds) ? self.deployment.preStopSleepSeconds : 5)`,message=`apiServer.uwsgi.harakiri must be strictly less than terminationGracePeriodSeconds - preStopSleepSeconds`
+// +kubebuilder:validation:XValidation:rule=`has(self.apis) ? self.apis.exists(a, a.name == (has(self.catalogAPI) ? self.catalogAPI : 'default')) : (!has(self.catalogAPI) || self.catalogAPI == 'default')`,message=`spec.catalogAPI must name an API of spec.apis (it defaults to "default"; without spec.apis the one API is "default")`
+// +kubebuilder:validation:XValidation:rule=`!has(self.imageSignatureVerification) || !self.imageSignatureVerification.enabled || !has(self.extraConfig) || !self.extraConfig.exists(s, (s.lowerAscii() == 'key_manager' && 'backend' in self.extraConfig[s]) || (s.lowerAscii() == 'barbican' && ('auth_endpoint' in self.extraConfig[s] || 'barbican_endpoint_type' in self.extraConfig[s])))`,message=`options [key_manager] backend, [barbican] auth_endpoint and [barbican] barbican_endpoint_type are owned by spec.imageSignatureVerification while it is enabled`
 // +kubebuilder:validation:XValidation:rule=`!has(self.autoscaling) || has(self.autoscaling.minReplicas) || (has(self.deployment) && has(self.deployment.replicas) ? self.deployment.replicas : 3) <= self.autoscaling.maxReplicas`,message=`maxReplicas must be >= spec.deployment.replicas when minReplicas is not set, because minReplicas defaults to spec.deployment.replicas`
 type GlanceSpec struct {
 	// OpenStackRelease is the OpenStack release series, for example 2025.2.
@@ -197,6 +199,37 @@ type GlanceSpec struct {
 	// it is not the cluster holding this object.
 	// +optional
 	TargetClusterRef *ClusterRefSpec `json:"targetClusterRef,omitempty"`
+
+	// APIs are the Image APIs of this Glance (glance-krm's extension): each
+	// gets its own workload, replicas and, optionally, subset of stores.
+	// Unset, the Glance has one API named "default" with every store. An
+	// empty list is refused: the last API cannot be removed.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	APIs []GlanceAPISpec `json:"apis,omitempty"`
+
+	// CatalogAPI names the API that the stable Service (named like the
+	// Glance, the one the Keystone catalog points at) selects; defaults
+	// to "default".
+	// +optional
+	// +kubebuilder:validation:MaxLength=12
+	CatalogAPI string `json:"catalogAPI,omitempty"`
+
+	// ImageSignatureVerification turns on Glance's image signature
+	// verification through barbican (glance-krm's extension).
+	// +optional
+	ImageSignatureVerification *ImageSignatureVerificationSpec `json:"imageSignatureVerification,omitempty"`
+
+	// MetadefWrites is who may create, update and delete metadata
+	// definitions: AdminOnly (the default, Glance's own) refuses a policy
+	// override that opens one of those rules to non-admins, naming the
+	// rule; PolicyOverrides lets the overrides decide and warns.
+	// +optional
+	// +kubebuilder:validation:Enum=AdminOnly;PolicyOverrides
+	MetadefWrites string `json:"metadefWrites,omitempty"`
 }
 
 // ConfigSection is one glance-api.conf section: option -> value.
