@@ -30,16 +30,21 @@ type config struct {
 	// credentialsImage is the image of the credentials init container; a
 	// registry mirror or a digest pin of the default goes here.
 	credentialsImage string
+	// generate is whether a Glance without a hand-written workload gets
+	// the seed operator's workload generated (workloads: generate, the
+	// default) or only its rendered files (workloads: none), for a
+	// workload kept in another build.
+	generate bool
 }
 
 // configFields are the options by name, as spec.<name> of a
 // RenderGlanceConfig or data.<name> of a ConfigMap.
-var configFields = []string{"credentialsImage"}
+var configFields = []string{"credentialsImage", "workloads"}
 
 // readConfig reads the functionConfig and reports every field it does not
 // understand: a misspelt option silently ignored would be a setting lost.
 func readConfig(fc *fn.KubeObject) (config, fn.Results) {
-	c := config{credentialsImage: DefaultCredentialsImage}
+	c := config{credentialsImage: DefaultCredentialsImage, generate: true}
 	if fc == nil || (fc.GetKind() == "" && fc.GetAPIVersion() == "") {
 		return c, nil
 	}
@@ -83,6 +88,15 @@ func readConfig(fc *fn.KubeObject) (config, fn.Results) {
 		case "credentialsImage":
 			if v != "" {
 				c.credentialsImage = v
+			}
+		case "workloads":
+			switch v {
+			case "generate", "":
+				c.generate = true
+			case "none":
+				c.generate = false
+			default:
+				bad = append(bad, prefix+"."+k)
 			}
 		default:
 			bad = append(bad, prefix+"."+k)

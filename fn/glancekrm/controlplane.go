@@ -376,21 +376,6 @@ func fieldError(path, msg string) *field.Error {
 	return &field.Error{Type: field.ErrorTypeInvalid, Field: path, BadValue: omit, Detail: msg}
 }
 
-func toKubeObject(obj any) (*fn.KubeObject, error) {
-	b, err := yaml.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	o, err := fn.ParseKubeObject(b)
-	if err != nil {
-		return nil, err
-	}
-	// A typed object marshals its empty status and creation timestamp.
-	_, _ = o.RemoveNestedField("status")
-	_, _ = o.RemoveNestedField("metadata", "creationTimestamp")
-	return o, nil
-}
-
 // handWrittenDefault is the rule for a GlanceBackend written by hand and
 // attached to a projected Glance: it is kept, but the ControlPlane's
 // backends list owns the default store.

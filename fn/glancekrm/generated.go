@@ -102,46 +102,63 @@ func revisionOf(obj *fn.KubeObject) int {
 	return n
 }
 
-// upsertGenerated renders the object that replaces the copy of the same
-// name among copies (the earlier copies of this Glance and component), if
-// there is one, so running on our own output is a no-op; numbers it as the
-// newest revision; and returns the copies to drop so that at most
-// HistoryLimit remain.
-func upsertGenerated(copies fn.KubeObjects, r rendered) (obj *fn.KubeObject, drop []*fn.KubeObject, err error) {
-	name := r.name()
-	var current *fn.KubeObject
+// upsertGenerated renders the objects of one Glance's component (one per
+// distinct content: Image APIs that read the same files share one). Each
+// replaces the copy of the same name among copies (the earlier copies of
+// this Glance and component), if there is one, so running on our own
+// output is a no-op; new ones are numbered as the newest revision; the
+// copies to drop are returned, so that at most HistoryLimit-1 earlier
+// copies remain beside the current ones.
+func upsertGenerated(copies fn.KubeObjects, rs []rendered) (objs, drop fn.KubeObjects, err error) {
+	current := map[string]*fn.KubeObject{}
+	var names []string
+	for _, r := range rs {
+		if n := r.name(); !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
 	var older fn.KubeObjects
 	maxRev := 0
 	for _, c := range copies {
-		if c.GetName() == name {
-			current = c
+		if slices.Contains(names, c.GetName()) {
+			current[c.GetName()] = c
 			continue
 		}
 		older = append(older, c)
 		maxRev = max(maxRev, revisionOf(c))
 	}
-	revision := maxRev + 1
-	if current != nil && revisionOf(current) > maxRev {
-		revision = revisionOf(current)
-	}
-	obj = r.object(revision)
-	if current != nil {
-		// Keep where the orchestrator said the copy lives, so kpt writes it
-		// back to the same file.
-		for k, v := range current.GetAnnotations() {
-			if isOrchestratorAnnotation(k) {
-				if err := obj.SetAnnotation(k, v); err != nil {
-					return nil, nil, err
+	done := map[string]bool{}
+	for _, r := range rs {
+		name := r.name()
+		if done[name] {
+			continue
+		}
+		done[name] = true
+		revision := maxRev + 1
+		prev := current[name]
+		if prev != nil && revisionOf(prev) > maxRev {
+			revision = revisionOf(prev)
+		}
+		obj := r.object(revision)
+		if prev != nil {
+			// Keep where the orchestrator said the copy lives, so kpt
+			// writes it back to the same file.
+			for k, v := range prev.GetAnnotations() {
+				if isOrchestratorAnnotation(k) {
+					if err := obj.SetAnnotation(k, v); err != nil {
+						return nil, nil, err
+					}
 				}
 			}
+			drop = append(drop, prev)
 		}
-		drop = append(drop, current)
+		objs = append(objs, obj)
 	}
 	slices.SortStableFunc(older, func(a, b *fn.KubeObject) int { return revisionOf(b) - revisionOf(a) })
 	if len(older) > HistoryLimit-1 {
 		drop = append(drop, older[HistoryLimit-1:]...)
 	}
-	return obj, drop, nil
+	return objs, drop, nil
 }
 
 func isOrchestratorAnnotation(k string) bool {

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
 // policyRules are spec.policyOverrides resolved: the rules of the
@@ -38,4 +41,31 @@ func (r *run) policyRules(ge *glanceEntry) (map[string]string, *field.Error) {
 	}
 	maps.Copy(rules, po.Rules)
 	return rules, nil
+}
+
+// checkMetadef applies spec.metadefWrites to the merged policy overrides:
+// a metadef create, update or delete rule they open to callers without
+// the admin role is refused (AdminOnly, the default) or reported
+// (PolicyOverrides), naming the rule.
+func (r *run) checkMetadef(ge *glanceEntry, policy map[string]string) bool {
+	opened := v1alpha1.OpenedMetadefRules(ge.g.Spec.OpenStackRelease, policy)
+	if len(opened) == 0 {
+		return true
+	}
+	severity, ok := fn.Error, false
+	advice := "make it require the admin role, or set spec.metadefWrites: PolicyOverrides to let the overrides decide"
+	if ge.g.Spec.MetadefWrites == v1alpha1.MetadefWritesPolicyOverrides {
+		severity, ok, advice = fn.Warning, true, "allowed by spec.metadefWrites: PolicyOverrides"
+	}
+	path := "spec.policyOverrides"
+	for _, rule := range opened {
+		p := path
+		if po := ge.g.Spec.PolicyOverrides; po != nil && po.Rules[rule] != "" {
+			p = fmt.Sprintf("spec.policyOverrides.rules[%s]", rule)
+		}
+		r.add(withField(objectResult(ge.obj, severity, fmt.Sprintf(
+			"%s: metadef write rule %q is open to callers without the admin role under the policy overrides (release %s): Glance keeps metadef create, update and delete admin-only, as anyone allowed can fill its database with metadef objects (metadef API security); %s",
+			Name, rule, ge.g.Spec.OpenStackRelease, advice)), p))
+	}
+	return ok
 }

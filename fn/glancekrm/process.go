@@ -7,7 +7,6 @@ package glancekrm
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -84,7 +83,11 @@ type run struct {
 	configMaps map[objKey]*fn.KubeObject   // the input's own ConfigMaps
 	copies     map[copyKey]fn.KubeObjects  // earlier generated copies
 	drop       map[*fn.KubeObject]bool     // copies replaced or beyond history
-	added      fn.KubeObjects              // rendered objects, appended at the end
+	// generatedBy are the objects earlier runs generated, by Glance;
+	// userObjects are the identities of the input's other objects.
+	generatedBy map[objKey]fn.KubeObjects
+	userObjects map[string]bool
+	added       fn.KubeObjects // rendered objects, appended at the end
 }
 
 func (r *run) add(rs ...*fn.Result) { r.results = append(r.results, rs...) }
@@ -102,12 +105,19 @@ func (r *run) collect() {
 	r.glances, r.byName = map[objKey]*glanceEntry{}, map[objKey]*glanceEntry{}
 	r.workloads, r.copies, r.drop = map[string][]*fn.KubeObject{}, map[copyKey]fn.KubeObjects{}, map[*fn.KubeObject]bool{}
 	r.configMaps = map[objKey]*fn.KubeObject{}
+	r.generatedBy, r.userObjects = map[objKey]fn.KubeObjects{}, map[string]bool{}
 	seenBackends := map[objKey]*backendEntry{}
 	var broken []*fn.KubeObject
 	for _, obj := range r.items {
 		if obj.GetAnnotation(annotationKustomizeID) != "" {
 			r.stateless = true
 		}
+		if isGenerated(obj) {
+			k := objKey{obj.GetNamespace(), obj.GetLabel(v1alpha1.LabelGlance)}
+			r.generatedBy[k] = append(r.generatedBy[k], obj)
+			continue
+		}
+		r.userObjects[identity(obj.GetAPIVersion(), obj.GetKind(), obj.GetNamespace(), obj.GetName())] = true
 		if isWorkloadKind(obj.GetAPIVersion(), obj.GetKind()) {
 			r.workloads[obj.GetNamespace()] = append(r.workloads[obj.GetNamespace()], obj)
 			continue
@@ -336,58 +346,65 @@ func (r *run) render(ge *glanceEntry) {
 		r.info(ge.obj, fmt.Sprintf("%s: nothing rendered for Glance %s: fix the errors reported above", Name, nsName(g.Namespace, g.Name)))
 		return
 	}
-	backendsINI, apiINI := renderBackendsConf(g, backends), renderAPIConf(g, backends, defaultStore, len(policy) > 0)
-	backendsConf, err := backendsINI.String()
-	if err != nil {
-		r.add(objectResult(ge.obj, fn.Error, "rendering backends.conf: "+err.Error()))
+	if !r.checkMetadef(ge, policy) {
+		r.info(ge.obj, fmt.Sprintf("%s: nothing rendered for Glance %s: fix the errors reported above", Name, nsName(g.Namespace, g.Name)))
 		return
 	}
-	apiConf, err := apiINI.String()
-	if err != nil {
-		r.add(objectResult(ge.obj, fn.Error, "rendering glance-api.conf: "+err.Error()))
+	apis, errs := v1alpha1.ResolveAPIs(&g.Spec, stores, defaultStore, field.NewPath("spec", "apis"))
+	if len(errs) > 0 {
+		r.add(fieldResults(ge.obj, errs)...)
+	}
+	units, ok := r.assign(ge, apis)
+	if len(errs) > 0 || !ok {
+		r.info(ge.obj, fmt.Sprintf("%s: nothing rendered for Glance %s: fix the errors reported above", Name, nsName(g.Namespace, g.Name)))
 		return
 	}
-	configData, err := configFiles(&g.Spec, apiConf, policy)
-	if err != nil {
-		r.add(objectResult(ge.obj, fn.Error, err.Error()))
-		return
-	}
-	w := wiring{glance: g, backends: backends, credentialsImage: r.config.credentialsImage, rendered: renderedEnv(backendsINI, apiINI)}
-	maps.Copy(w.rendered, w.credentialOptions())
-	for _, out := range []struct {
-		r    rendered
-		name *string
-	}{
-		{rendered{g, v1alpha1.ComponentBackends, map[string]string{v1alpha1.KeyBackendsConf: backendsConf}}, &w.backendsSec},
-		{rendered{g, v1alpha1.ComponentConfig, configData}, &w.configMap},
-	} {
-		obj, drop, err := upsertGenerated(r.copiesOf(ge, out.r.component, out.r.kind()), out.r)
-		if err != nil {
+	for _, u := range units {
+		if err := r.renderFiles(g, u, policy); err != nil {
 			r.add(objectResult(ge.obj, fn.Error, err.Error()))
 			return
 		}
-		*out.name = obj.GetName()
-		r.added = append(r.added, obj)
-		for _, d := range drop {
-			r.drop[d] = true
+	}
+	if err := r.storeFiles(ge, units); err != nil {
+		r.add(objectResult(ge.obj, fn.Error, err.Error()))
+		return
+	}
+	r.retireGenerated(ge)
+	var wired []string
+	for _, u := range units {
+		wired = append(wired, r.wireWorkloads(ge, u.w, u.workloads)...)
+	}
+	generated, err := r.generate(ge, units)
+	if err != nil {
+		r.add(objectResult(ge.obj, fn.Error, fmt.Sprintf("%s: generating the workload of Glance %s: %v", Name, g.Name, err)))
+		return
+	}
+	if len(ge.workloads) == 0 && len(generated) == 0 {
+		r.add(objectResult(ge.obj, fn.Warning, fmt.Sprintf(
+			"%s: no Deployment or StatefulSet named %q or labelled %s=%s in namespace %q, and workload generation is off; the rendered Secrets and ConfigMaps are not mounted by anything",
+			Name, g.Name, v1alpha1.LabelGlance, g.Name, g.Namespace)))
+	}
+	done := cmp.Or(strings.Join(wired, ", "), "no workload")
+	if len(generated) > 0 {
+		done += "; generated " + strings.Join(generated, ", ")
+	}
+	r.info(ge.obj, fmt.Sprintf("%s: rendered Glance %s: %s; wired %s", Name, nsName(g.Namespace, g.Name), summary(g, units), done))
+}
+
+// retireGenerated drops what earlier runs generated from this Glance
+// (under any name it had): this run generates it again, or not at all.
+func (r *run) retireGenerated(ge *glanceEntry) {
+	for _, n := range ge.names {
+		for _, o := range r.generatedBy[objKey{ge.g.Namespace, n}] {
+			r.drop[o] = true
 		}
 	}
-
-	wired := r.wireWorkloads(ge, w)
-	if len(ge.workloads) == 0 {
-		r.add(objectResult(ge.obj, fn.Warning, fmt.Sprintf(
-			"%s: no Deployment or StatefulSet named %q or labelled %s=%s in namespace %q; the rendered Secret %s and ConfigMap %s are not mounted by anything",
-			Name, g.Name, v1alpha1.LabelGlance, g.Name, g.Namespace, w.backendsSec, w.configMap)))
-	}
-	r.info(ge.obj, fmt.Sprintf("%s: rendered Glance %s: stores %s (default %s); Secret %s, ConfigMap %s; wired %s",
-		Name, nsName(g.Namespace, g.Name), strings.Join(stores, ", "), defaultStore, w.backendsSec, w.configMap,
-		cmp.Or(strings.Join(wired, ", "), "no workload")))
 }
 
 // wireWorkloads wires each Deployment or StatefulSet the Glance claims.
-func (r *run) wireWorkloads(ge *glanceEntry, w wiring) []string {
+func (r *run) wireWorkloads(ge *glanceEntry, w wiring, workloads []*fn.KubeObject) []string {
 	var wired []string
-	for _, obj := range ge.workloads {
+	for _, obj := range workloads {
 		id := obj.GetKind() + " " + obj.GetName()
 		rn := obj.MoveToResourceNode()
 		warning, errs := w.wire(rn)

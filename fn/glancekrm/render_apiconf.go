@@ -104,6 +104,13 @@ func operatorDefaults(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, de
 	if policy {
 		o.set("oslo_policy", "policy_file", v1alpha1.MountConfigDir+policyFile)
 	}
+	if s.SignatureVerification() {
+		// Glance verifies image signatures with certificates kept in
+		// barbican, which it finds through the internal Identity endpoint.
+		o.set("key_manager", "backend", "barbican")
+		o.set("barbican", "auth_endpoint", s.KeystoneEndpoint)
+		o.set("barbican", "barbican_endpoint_type", "internal")
+	}
 
 	// All six filter lists are written, the empty ones as "[]": an absent
 	// option is glance's own default, which is wider. They are bounded

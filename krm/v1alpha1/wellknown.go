@@ -23,6 +23,12 @@ const (
 	ManagedByGlanceKRM   = "glance-krm"
 	ComponentBackends    = "backends"
 	ComponentConfig      = "config"
+	// ComponentWorkload marks the objects glance-krm generates from a
+	// Glance (Deployment, Services, PDB, HPA, NetworkPolicy, HTTPRoute,
+	// db-sync Job, db-purge CronJob): each run replaces them whole.
+	ComponentWorkload = "workload"
+	// LabelAPI names the Image API (spec.apis) a workload serves.
+	LabelAPI             = Group + "/api"
 	AnnotationRevision   = Group + "/revision"
 	AnnotationArgoCDSync = "argocd.argoproj.io/sync-options"
 	ArgoCDPruneLast      = "PruneLast=true"

@@ -1,0 +1,227 @@
+package glancekrm
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// Seed defaults of the workload (spec.deployment leaves them unset).
+const (
+	defaultReplicas            = int32(3)
+	defaultTerminationGrace    = int64(30)
+	defaultPreStopSleepSeconds = int64(5)
+	// wsgiScript is the uWSGI entry script of the seed's glance image: it
+	// takes the --config-dir flags through --pyargv, which glance's own
+	// WSGI module ignores.
+	wsgiScript     = "/var/lib/openstack/bin/glance-wsgi-api"
+	uwsgiLogFormat = "%(method) %(uri) => generated %(rsize) bytes in %(msecs) msecs (%(proto) %(status))"
+	// cachePoll is how often the cache-maintenance container measures the
+	// cache between passes.
+	cachePoll = 30 * time.Second
+)
+
+// apiReplicas is an API's replica count; nil under an HPA, which owns it.
+func apiReplicas(s *v1alpha1.GlanceSpec, api v1alpha1.GlanceAPISpec) *int32 {
+	if s.Autoscaling != nil {
+		return nil
+	}
+	return ptr.To(effectiveReplicas(s, api))
+}
+
+func effectiveReplicas(s *v1alpha1.GlanceSpec, api v1alpha1.GlanceAPISpec) int32 {
+	if api.Replicas != nil {
+		return *api.Replicas
+	}
+	return cmp.Or(s.Deployment.Replicas, defaultReplicas)
+}
+
+// deployment is one API's glance-api Deployment before wiring: wire()
+// then adds the config and credentials volumes and the credentials init
+// container, exactly as it does to a hand-written one.
+func deployment(g *v1alpha1.Glance, api v1alpha1.GlanceAPISpec, dbSyncJob string) *appsv1.Deployment {
+	s := &g.Spec
+	instance := instanceOf(g.Name, api.Name)
+	pod := podLabels(g.Name, api.Name, componentAPI)
+	d := &appsv1.Deployment{
+		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: instance, Namespace: g.Namespace,
+			Labels:      objectLabels(g.Name, api.Name, pod),
+			Annotations: map[string]string{annotationSyncWave: "1"},
+		},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: apiReplicas(s, api),
+			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels(instance)},
+			Strategy: strategy(s.Deployment),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: pod},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: ptr.To(ptr.Deref(s.Deployment.TerminationGracePeriodSeconds, defaultTerminationGrace)),
+					TopologySpreadConstraints:     spread(s.Deployment, selectorLabels(instance)),
+					PriorityClassName:             ptr.Deref(s.Deployment.PriorityClassName, ""),
+					SecurityContext:               &corev1.PodSecurityContext{FSGroup: ptr.To(openStackUID)},
+					Containers:                    []corev1.Container{apiContainer(g)},
+					Volumes: []corev1.Volume{
+						emptyDir("staging", stagingLimit(s)),
+						emptyDir("tasks-work", stagingLimit(s)),
+					},
+				},
+			},
+		},
+	}
+	if g.Namespace != "" && dbSyncJob != "" {
+		d.Annotations[annotationDependsOn] = "batch/namespaces/" + g.Namespace + "/Job/" + dbSyncJob
+	}
+	if s.ImageCache != nil {
+		limit := ptr.Deref(s.ImageCache.SizeLimit, v1alpha1.DefaultImageCacheSizeLimit)
+		ps := &d.Spec.Template.Spec
+		ps.Volumes = append(ps.Volumes, emptyDir("image-cache", &limit))
+		ps.Containers[0].VolumeMounts = append(ps.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "image-cache", MountPath: imageCacheDir})
+		ps.Containers = append(ps.Containers, cacheMaintenance(g))
+	}
+	return d
+}
+
+func apiContainer(g *v1alpha1.Glance) corev1.Container {
+	s := &g.Spec
+	probe := corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthcheck", Port: intstr.FromInt32(apiPort)}}
+	return corev1.Container{
+		Name:            v1alpha1.GlanceAPIContainer,
+		Image:           imageRef(s.Image),
+		Command:         launchCommand(s),
+		Ports:           []corev1.ContainerPort{{Name: "glance-api", ContainerPort: apiPort}},
+		Resources:       ptr.Deref(s.Deployment.Resources, corev1.ResourceRequirements{}),
+		SecurityContext: restricted(),
+		LivenessProbe:   &corev1.Probe{ProbeHandler: probe, InitialDelaySeconds: 15, PeriodSeconds: 20},
+		ReadinessProbe:  &corev1.Probe{ProbeHandler: probe, InitialDelaySeconds: 10, PeriodSeconds: 15, TimeoutSeconds: 10, FailureThreshold: 3},
+		Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{
+			"/bin/sh", "-c", fmt.Sprintf("sleep %d", ptr.Deref(s.Deployment.PreStopSleepSeconds, defaultPreStopSleepSeconds))}}}},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "staging", MountPath: stagingDir},
+			{Name: "tasks-work", MountPath: tasksDir},
+		},
+	}
+}
+
+// launchCommand starts glance-api: the eventlet server before 2026.1,
+// which reads glance-krm's directories by default, and uWSGI from 2026.1,
+// whose settings are the rendered glance-api-uwsgi.ini and whose WSGI
+// script is handed both directories.
+func launchCommand(s *v1alpha1.GlanceSpec) []string {
+	if !s.UsesUWSGI() {
+		return []string{"glance-api"}
+	}
+	return []string{"uwsgi", "--ini", v1alpha1.MountConfigDir + uwsgiFile,
+		"--http", fmt.Sprintf(":%d", apiPort), "--log-format", uwsgiLogFormat,
+		"--wsgi-file", wsgiScript, "--pyargv", flagText(configDirs)}
+}
+
+// restricted is the restricted Pod Security profile, as the seed's
+// containers run: the openstack user of its images.
+func restricted() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		RunAsNonRoot:             ptr.To(true),
+		RunAsUser:                ptr.To(openStackUID),
+		RunAsGroup:               ptr.To(openStackUID),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+func strategy(d v1alpha1.DeploymentSpec) appsv1.DeploymentStrategy {
+	if d.Strategy != nil {
+		return *d.Strategy.DeepCopy()
+	}
+	return appsv1.DeploymentStrategy{
+		Type: appsv1.RollingUpdateDeploymentStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDeployment{
+			MaxUnavailable: ptr.To(intstr.FromInt32(0)),
+			MaxSurge:       ptr.To(intstr.FromInt32(1)),
+		},
+	}
+}
+
+// spread keeps replicas apart across zones and nodes unless the Glance
+// says how.
+func spread(d v1alpha1.DeploymentSpec, selector map[string]string) []corev1.TopologySpreadConstraint {
+	if d.TopologySpreadConstraints != nil {
+		return d.TopologySpreadConstraints
+	}
+	var out []corev1.TopologySpreadConstraint
+	for _, key := range []string{"topology.kubernetes.io/zone", "kubernetes.io/hostname"} {
+		out = append(out, corev1.TopologySpreadConstraint{
+			MaxSkew: 1, TopologyKey: key, WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: selector},
+		})
+	}
+	return out
+}
+
+// stagingLimit bounds the staging and tasks emptyDirs: spec.staging's
+// sizeLimit, 10Gi when unset, none when spec.staging.unbounded.
+func stagingLimit(s *v1alpha1.GlanceSpec) *resource.Quantity {
+	if s.Staging != nil && s.Staging.Unbounded {
+		return nil
+	}
+	if s.Staging != nil && s.Staging.SizeLimit != nil {
+		return ptr.To(s.Staging.SizeLimit.DeepCopy())
+	}
+	return ptr.To(v1alpha1.DefaultStagingSizeLimit.DeepCopy())
+}
+
+func emptyDir(name string, limit *resource.Quantity) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: limit}}}
+}
+
+// cacheMaintenance keeps the per-replica image cache bounded: only a
+// container in the same pod reaches the emptyDir. It prunes back under
+// image_cache_max_size as soon as the cache crosses it (glance enforces
+// the bound nowhere else) and at least once per maintenanceInterval, and
+// cleans stalled entries; a failing pass is logged and retried, never
+// allowed to take the API replica down with it.
+func cacheMaintenance(g *v1alpha1.Glance) corev1.Container {
+	ic := g.Spec.ImageCache
+	interval := v1alpha1.DefaultImageCacheMaintenance
+	if ic.MaintenanceInterval != nil {
+		interval = ic.MaintenanceInterval.Duration
+	}
+	flags := flagText(configDirs[:1])
+	script := strings.Join([]string{
+		fmt.Sprintf("interval=%d poll=%d limit_kib=%d dir=%s waited=0", int64(interval/time.Second), int64(cachePoll/time.Second), g.Spec.ImageCacheMaxSize()/1024, imageCacheDir),
+		"while sleep \"$poll\"; do",
+		"  waited=$((waited + poll))",
+		"  used=$(du -sk --exclude=incomplete --exclude=invalid --exclude=queue \"$dir\" | cut -f1)",
+		"  if [ -n \"$used\" ] && [ \"$used\" -lt \"$limit_kib\" ] && [ \"$waited\" -lt \"$interval\" ]; then continue; fi",
+		"  waited=0",
+		"  glance-cache-pruner " + flags + " || echo \"glance-cache-maintenance failed: glance-cache-pruner (cache at ${used:-unknown} KiB)\" >&2",
+		"  glance-cache-cleaner " + flags + " || echo \"glance-cache-maintenance failed: glance-cache-cleaner\" >&2",
+		"done",
+	}, "\n")
+	return corev1.Container{
+		Name:            "cache-maintenance",
+		Image:           imageRef(g.Spec.Image),
+		Command:         []string{"/bin/sh", "-u", "-c", script},
+		SecurityContext: restricted(),
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("25m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+		},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: v1alpha1.VolumeConfig, MountPath: v1alpha1.MountConfigDir, ReadOnly: true},
+			{Name: "image-cache", MountPath: imageCacheDir},
+		},
+	}
+}

@@ -1,0 +1,161 @@
+package glancekrm
+
+import (
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// routeRequestTimeout is the seed's HTTPRoute request timeout: image
+// uploads and downloads stream for a long time.
+const routeRequestTimeout = "4h"
+
+// networkPolicy admits the API port from spec.networkPolicy's sources
+// (and the Gateway's namespace) to the pods of one instance, and lets them
+// reach DNS, the database, the cache, their S3 endpoints and Keystone.
+// The one named like the Glance also covers the db-sync and db-purge
+// pods, which share its instance label.
+func networkPolicy(g *v1alpha1.Glance, api string, hosts []string) *networkingv1.NetworkPolicy {
+	s := &g.Spec
+	instance := instanceOf(g.Name, api)
+	var peers []networkingv1.NetworkPolicyPeer
+	for _, src := range s.NetworkPolicy.Ingress {
+		peers = append(peers, networkingv1.NetworkPolicyPeer{NamespaceSelector: src.NamespaceSelector.DeepCopy(), PodSelector: src.PodSelector.DeepCopy()})
+	}
+	if s.Gateway != nil {
+		ns := s.Gateway.ParentRef.Namespace
+		if ns == "" {
+			ns = g.Namespace
+		}
+		peers = append(peers, networkingv1.NetworkPolicyPeer{NamespaceSelector: &metav1.LabelSelector{
+			MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}})
+	}
+	egress := []networkingv1.NetworkPolicyEgressRule{
+		{Ports: []networkingv1.NetworkPolicyPort{port(corev1.ProtocolUDP, 53), port(corev1.ProtocolTCP, 53)}},
+		{Ports: []networkingv1.NetworkPolicyPort{port(corev1.ProtocolTCP, s.Database.DatabasePort())}},
+	}
+	if ports := tcpPorts(cachePorts(s)); len(ports) > 0 {
+		egress = append(egress, networkingv1.NetworkPolicyEgressRule{Ports: ports})
+	}
+	if ports := tcpPorts(urlPorts(append(slices.Clone(hosts), s.KeystoneEndpoint))); len(ports) > 0 {
+		egress = append(egress, networkingv1.NetworkPolicyEgressRule{Ports: ports})
+	}
+	egress = append(egress, s.NetworkPolicy.AdditionalEgress...)
+	return &networkingv1.NetworkPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: instance, Namespace: g.Namespace, Labels: objectLabels(g.Name, api, commonLabels(instance))},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: selectorLabels(instance)},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
+			Ingress:     []networkingv1.NetworkPolicyIngressRule{{Ports: []networkingv1.NetworkPolicyPort{port(corev1.ProtocolTCP, apiPort)}, From: peers}},
+			Egress:      egress,
+		},
+	}
+}
+
+func port(proto corev1.Protocol, n int32) networkingv1.NetworkPolicyPort {
+	return networkingv1.NetworkPolicyPort{Protocol: ptr.To(proto), Port: ptr.To(intstr.FromInt32(n))}
+}
+
+func tcpPorts(ns []int32) []networkingv1.NetworkPolicyPort {
+	var out []networkingv1.NetworkPolicyPort
+	for _, n := range ns {
+		out = append(out, port(corev1.ProtocolTCP, n))
+	}
+	return out
+}
+
+// cachePorts are the memcached ports spec.cache reaches, in order.
+func cachePorts(s *v1alpha1.GlanceSpec) []int32 {
+	var out []int32
+	for _, server := range s.MemcachedServers() {
+		p := int32(v1alpha1.DefaultMemcachedPort)
+		if _, ps, err := net.SplitHostPort(server); err == nil {
+			if n, err := strconv.ParseInt(ps, 10, 32); err == nil && n > 0 && n <= 65535 {
+				p = int32(n)
+			}
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// urlPorts are the TCP ports of http(s) URLs, sorted and unique.
+func urlPorts(urls []string) []int32 {
+	var out []int32
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil || u.Hostname() == "" {
+			continue
+		}
+		var p int32
+		switch n, err := strconv.ParseInt(u.Port(), 10, 32); {
+		case err == nil && n > 0 && n <= 65535:
+			p = int32(n)
+		case strings.EqualFold(u.Scheme, "https"):
+			p = 443
+		case strings.EqualFold(u.Scheme, "http"):
+			p = 80
+		default:
+			continue
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// httpRoute exposes the stable Service through spec.gateway. It is
+// written as a plain object: the function does not link Gateway API's Go
+// types for one object, and the tests check it against the CRD.
+func httpRoute(g *v1alpha1.Glance) map[string]any {
+	gw := g.Spec.Gateway
+	parent := map[string]any{"name": gw.ParentRef.Name}
+	if gw.ParentRef.Namespace != "" {
+		parent["namespace"] = gw.ParentRef.Namespace
+	}
+	if gw.ParentRef.SectionName != "" {
+		parent["sectionName"] = gw.ParentRef.SectionName
+	}
+	path := gw.Path
+	if path == "" {
+		path = "/"
+	} else if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	meta := map[string]any{"name": g.Name, "labels": objectLabels(g.Name, "", commonLabels(g.Name))}
+	if g.Namespace != "" {
+		meta["namespace"] = g.Namespace
+	}
+	if len(gw.Annotations) > 0 {
+		meta["annotations"] = gw.Annotations
+	}
+	return map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1",
+		"kind":       "HTTPRoute",
+		"metadata":   meta,
+		"spec": map[string]any{
+			"parentRefs": []any{parent},
+			"hostnames":  []any{gw.Hostname},
+			"rules": []any{map[string]any{
+				"matches":     []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": path}}},
+				"backendRefs": []any{map[string]any{"kind": "Service", "name": g.Name, "port": apiPort}},
+				"timeouts":    map[string]any{"request": routeRequestTimeout},
+			}},
+		},
+	}
+}
