@@ -47,12 +47,9 @@ func (r *run) generate(ge *glanceEntry, units []*apiUnit) ([]string, error) {
 		return nil, nil
 	}
 	gen := &generated{r: r, g: g}
-	job, err := gen.job(dbSyncJob(g), units[0].w)
-	if err != nil {
-		return nil, err
-	}
+	gen.job(dbSyncJob(g), units[0].w)
 	for _, u := range pending {
-		gen.add(u.w.wireDeployment(deployment(g, u.api.GlanceAPISpec, job)))
+		gen.add(u.w.wireDeployment(deployment(g, u.api.GlanceAPISpec)))
 		gen.add(toKubeObject(pdb(g, u.api.GlanceAPISpec)))
 		if g.Spec.Autoscaling != nil {
 			gen.add(toKubeObject(hpa(g, u.api.GlanceAPISpec)))
@@ -121,23 +118,18 @@ func (gen *generated) add(obj *fn.KubeObject, err error) {
 	gen.names = append(gen.names, obj.GetKind()+" "+obj.GetName())
 }
 
-// job adds the wired db-sync Job, named by its content, and returns its
-// name.
-func (gen *generated) job(j any, w wiring) (string, error) {
+// job adds the wired db-sync Job, named by its content: its template is
+// immutable, and a new image, release or config must run it again.
+func (gen *generated) job(j any, w wiring) {
 	obj, err := w.wireJobPod(toKubeObject(j))
-	if err != nil {
-		return "", err
+	if err == nil {
+		var spec *yaml.RNode
+		if spec, err = obj.CopyToResourceNode().Pipe(yaml.Lookup("spec")); err == nil {
+			sum := sha256.Sum256([]byte(spec.MustString()))
+			err = obj.SetName(obj.GetName() + "-" + hex.EncodeToString(sum[:])[:8])
+		}
 	}
-	spec, err := obj.CopyToResourceNode().Pipe(yaml.Lookup("spec"))
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(spec.MustString()))
-	if err := obj.SetName(obj.GetName() + "-" + hex.EncodeToString(sum[:])[:8]); err != nil {
-		return "", err
-	}
-	gen.add(obj, nil)
-	return obj.GetName(), nil
+	gen.add(obj, err)
 }
 
 // wireDeployment wires a generated Deployment exactly as a hand-written

@@ -49,7 +49,7 @@ func effectiveReplicas(s *v1alpha1.GlanceSpec, api v1alpha1.GlanceAPISpec) int32
 // deployment is one API's glance-api Deployment before wiring: wire()
 // then adds the config and credentials volumes and the credentials init
 // container, exactly as it does to a hand-written one.
-func deployment(g *v1alpha1.Glance, api v1alpha1.GlanceAPISpec, dbSyncJob string) *appsv1.Deployment {
+func deployment(g *v1alpha1.Glance, api v1alpha1.GlanceAPISpec) *appsv1.Deployment {
 	s := &g.Spec
 	instance := instanceOf(g.Name, api.Name)
 	pod := podLabels(g.Name, api.Name, componentAPI)
@@ -79,9 +79,6 @@ func deployment(g *v1alpha1.Glance, api v1alpha1.GlanceAPISpec, dbSyncJob string
 				},
 			},
 		},
-	}
-	if g.Namespace != "" && dbSyncJob != "" {
-		d.Annotations[annotationDependsOn] = "batch/namespaces/" + g.Namespace + "/Job/" + dbSyncJob
 	}
 	if s.ImageCache != nil {
 		limit := ptr.Deref(s.ImageCache.SizeLimit, v1alpha1.DefaultImageCacheSizeLimit)

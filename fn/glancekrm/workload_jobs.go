@@ -1,9 +1,6 @@
 package glancekrm
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -65,13 +62,6 @@ func dbSyncJob(g *v1alpha1.Glance) *batchv1.Job {
 			},
 		},
 	}
-}
-
-// nameByContent appends to a Job's name the hash of its (wired) spec.
-func nameByContent(j *batchv1.Job) {
-	b, _ := json.Marshal(j.Spec)
-	sum := sha256.Sum256(b)
-	j.Name += "-" + hex.EncodeToString(sum[:])[:8]
 }
 
 // dbPurgeCronJob purges soft-deleted rows on spec.dbPurge's schedule.

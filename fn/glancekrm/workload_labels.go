@@ -27,9 +27,10 @@ const (
 
 	// Ordering: Argo CD applies wave 0 (the rendered files, the db-sync
 	// Job) and waits for it to be healthy (the Job complete) before wave
-	// 1, the Deployments; kpt live apply waits for what depends-on names.
-	annotationSyncWave  = "argocd.argoproj.io/sync-wave"
-	annotationDependsOn = "config.kubernetes.io/depends-on"
+	// 1, the Deployments. (kpt's depends-on would name the Job, whose name
+	// follows the first API's files, and so change every other API's
+	// Deployment with them: README says how to order it under kpt.)
+	annotationSyncWave = "argocd.argoproj.io/sync-wave"
 )
 
 // instanceOf is an API's app.kubernetes.io/instance: the Glance's name
