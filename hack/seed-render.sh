@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Renders every case of krm/testdata/seed/render/<case>/input.yaml with the
 # seed operator's own code (C5C3/cobaltcore at SEED_COMMIT) into
-# <case>/seed.json, which fn/glancekrm's seed parity test compares
+# <case>/seed.json (the config files) and <case>/seed-workload.json (the
+# objects its reconcilers build), which fn/glancekrm's seed parity tests compare
 # glance-krm's output with, option by option. It builds a copy of the seed
 # operator in the cache with hack/seedrender's driver beside its
 # controller package; nothing of the seed is copied into this repository.
@@ -29,8 +30,8 @@ if [ ! -f "$work/.ready" ]; then
 fi
 cp hack/seedrender/zz_glancekrm_render_test.go.in "$work/operators/glance/internal/controller/zz_glancekrm_render_test.go"
 for input in krm/testdata/seed/render/*/input.yaml; do
-  abs="$(pwd)/$input"; out="$(pwd)/$(dirname "$input")/seed.json"
-  (cd "$work/operators/glance" && GLANCE_KRM_INPUT="$abs" GLANCE_KRM_OUTPUT="$out" \
+  abs="$(pwd)/$input"; out="$(pwd)/$(dirname "$input")/seed.json"; wout="$(pwd)/$(dirname "$input")/seed-workload.json"
+  (cd "$work/operators/glance" && GLANCE_KRM_INPUT="$abs" GLANCE_KRM_OUTPUT="$out" GLANCE_KRM_WORKLOAD_OUTPUT="$wout" \
     GOFLAGS=-mod=mod go test -count=1 -run TestGlanceKRMRender ./internal/controller/ >/dev/null) || {
       echo "seed-render: the seed could not render $input" >&2; exit 1; }
   echo "seed-render: $out"

@@ -1,0 +1,296 @@
+package glancekrm
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gopkg.in/ini.v1"
+
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// The differences between the objects glance-krm generates from a Glance
+// and those the seed operator's reconcilers build from it, each applied
+// to the two sides below before they are compared, and each for a reason.
+var workloadDifferences = map[string]string{
+	"managed-by":  "app.kubernetes.io/managed-by names glance-krm, which manages them now, not glance-operator",
+	"own labels":  "glance.openstack.c5c3.io/glance, /component and /api mark the generated objects, so the next run replaces them and the controller finds them",
+	"annotations": "argocd.argoproj.io/sync-wave orders the db-sync Job before the Deployments under Argo CD; the image annotations are wire()'s record of what it set",
+	"config":      "the seed mounts its ConfigMap at /etc/glance/glance-api.conf.d/ and its backends Secret at /etc/glance/backends.conf.d/ and passes both as --config-dir, and reads the database URL and service password from environment variables; glance-krm projects both files into one volume at /etc/glance/glance.conf.d/ and the credentials init container writes the secrets to /etc/glance/glance-api.conf.d/ (glance-krm-* volumes), both directories oslo.config reads by default",
+	"uwsgi":       "the seed passes every uWSGI setting on the command line; glance-krm renders the settings into glance-api-uwsgi.ini (compared flag by flag) and keeps the bind address, log format, WSGI script and --pyargv on the command line",
+	"db-sync":     "the Job's name carries the hash of its spec (its template is immutable: a new image, release or config runs it again); glance-manage names both config directories and loads the metadata definitions from the seed image's path, else Debian's",
+	"job pods":    "the db-sync Job and its pods carry the app labels (the seed's none), so the NetworkPolicy named like the Glance covers them and kubectl wait -l finds them; the Jobs' pods set fsGroup 42424 like the Deployment's, for the volumes they share with it",
+	"cache loop":  "the cache-maintenance container runs glance-krm's own loop (same bound, cadence and tools)",
+	"keystone":    "the NetworkPolicy also lets the pods reach Keystone's port: the seed's allows only DNS, the database, the cache and the S3 endpoints, which breaks token validation when Keystone listens elsewhere",
+}
+
+// TestWorkloadMatchesTheSeed compares, for each seed render case, every
+// object glance-krm generates with the one the seed operator's own
+// builders produce for the same Glance (seed-workload.json, written by
+// hack/seed-render.sh): names, labels, ports, probes, security contexts,
+// volumes and mounts, replicas, selectors, budgets and policies, after the
+// differences listed in workloadDifferences.
+func TestWorkloadMatchesTheSeed(t *testing.T) {
+	cases, err := filepath.Glob("../../krm/testdata/seed/render/*/seed-workload.json")
+	if err != nil || len(cases) < 10 {
+		t.Fatalf("seed workload cases: %d, %v (run make seed-render)", len(cases), err)
+	}
+	for _, file := range cases {
+		dir := filepath.Dir(file)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var seed []struct {
+				Kind   string
+				Object map[string]any
+			}
+			if err := json.Unmarshal(raw, &seed); err != nil {
+				t.Fatal(err)
+			}
+			rl, failed := runFile(t, filepath.Join(dir, "input.yaml"))
+			if failed {
+				t.Fatalf("the function refused the case:\n%s", rl.Results)
+			}
+			ours := map[string]map[string]any{}
+			var uwsgiINI string
+			for _, o := range rl.Items {
+				if o.GetLabel(v1alpha1.LabelComponent) == v1alpha1.ComponentConfig {
+					uwsgiINI, _, _ = o.NestedString("data", uwsgiFile)
+				}
+				if o.GetLabel(v1alpha1.LabelComponent) != v1alpha1.ComponentWorkload {
+					continue
+				}
+				if _, dup := ours[o.GetKind()]; dup {
+					t.Fatalf("two generated %s objects for one API", o.GetKind())
+				}
+				m, err := o.CopyToResourceNode().Map()
+				if err != nil {
+					t.Fatal(err)
+				}
+				ours[o.GetKind()] = m
+			}
+			var kinds []string
+			for _, s := range seed {
+				kinds = append(kinds, s.Kind)
+				o, ok := ours[s.Kind]
+				if !ok {
+					t.Errorf("the seed builds a %s, glance-krm generates none", s.Kind)
+					continue
+				}
+				sv, ov := normalize(s.Object), normalize(o)
+				if s.Kind == "Deployment" {
+					compareUWSGI(t, sv, ov, uwsgiINI)
+				}
+				shape(s.Kind, sv, ov)
+				if diff := cmp.Diff(sv, ov); diff != "" {
+					t.Errorf("%s differs from the seed's (-seed +glance-krm):\n%s", s.Kind, diff)
+				}
+			}
+			for k := range ours {
+				if !slices.Contains(kinds, k) {
+					t.Errorf("glance-krm generates a %s the seed does not build", k)
+				}
+			}
+		})
+	}
+}
+
+// normalize drops what JSON of a Go zero value adds: nulls, empty maps.
+func normalize(v any) map[string]any {
+	b, _ := json.Marshal(v)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	prune(m)
+	delete(m, "apiVersion")
+	delete(m, "kind")
+	delete(m, "status")
+	return m
+}
+
+func prune(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		for k, x := range v {
+			if prune(x) {
+				delete(v, k)
+			}
+		}
+		return len(v) == 0
+	case []any:
+		for _, x := range v {
+			prune(x)
+		}
+	}
+	return false
+}
+
+// at walks a path of map keys; list elements are reached with "[name]".
+func at(m map[string]any, path ...string) map[string]any {
+	cur := m
+	for _, p := range path {
+		next, _ := cur[p].(map[string]any)
+		if next == nil {
+			return map[string]any{}
+		}
+		cur = next
+	}
+	return cur
+}
+
+// shape applies workloadDifferences to both sides, in place.
+func shape(kind string, seed, ours map[string]any) {
+	for _, side := range []map[string]any{seed, ours} {
+		meta := at(side, "metadata")
+		delete(meta, "annotations")
+		sameLabels(at(meta, "labels"))
+		sameLabels(at(side, "spec", "jobTemplate", "metadata", "labels"))
+		for _, pod := range pods(kind, side) {
+			sameLabels(at(pod, "metadata", "labels"))
+			spec := at(pod, "spec")
+			delete(spec, "initContainers")
+			spec["volumes"] = dropNamed(spec["volumes"], "config", "backends", "db-tls", v1alpha1.VolumeConfig, v1alpha1.VolumeCredentials, v1alpha1.VolumeCredentialsIn)
+			if cs, ok := spec["containers"].([]any); ok {
+				for _, c := range cs {
+					c := c.(map[string]any)
+					delete(c, "env")
+					c["volumeMounts"] = dropNamed(c["volumeMounts"], "config", "backends", "db-tls", v1alpha1.VolumeConfig, v1alpha1.VolumeCredentials)
+					if c["name"] != v1alpha1.GlanceAPIContainer || kind != "Deployment" {
+						delete(c, "command") // compared on their own: db-sync, db-purge, cache loop
+					} else {
+						c["command"] = nil
+					}
+				}
+			}
+			prune(spec)
+		}
+	}
+	if kind == "Job" || kind == "CronJob" {
+		if kind == "Job" {
+			name := at(ours, "metadata")["name"].(string)
+			at(ours, "metadata")["name"] = name[:strings.LastIndex(name, "-")]
+			delete(at(ours, "metadata"), "labels")
+			delete(at(ours, "spec", "template"), "metadata")
+		}
+		for _, pod := range pods(kind, ours) {
+			delete(at(pod, "spec", "securityContext"), "fsGroup")
+		}
+	}
+	if kind == "NetworkPolicy" {
+		// Ours adds one egress rule: Keystone's port.
+		se, _ := at(seed, "spec")["egress"].([]any)
+		oe, _ := at(ours, "spec")["egress"].([]any)
+		if len(oe) == len(se)+1 || (len(oe) == len(se) && !cmp.Equal(se, oe)) {
+			at(ours, "spec")["egress"] = se
+			for _, r := range se {
+				if !slices.ContainsFunc(oe, func(o any) bool { return cmp.Equal(o, r) || subsetPorts(r, o) }) {
+					at(ours, "spec")["egress"] = oe // a seed rule is missing: let the diff show it
+				}
+			}
+		}
+	}
+	prune(seed)
+	prune(ours)
+}
+
+// subsetPorts tells an egress rule whose ports all appear in another's
+// (ours merges Keystone's port into the S3 endpoints' rule).
+func subsetPorts(a, b any) bool {
+	pa, _ := a.(map[string]any)["ports"].([]any)
+	pb, _ := b.(map[string]any)["ports"].([]any)
+	for _, p := range pa {
+		if !slices.ContainsFunc(pb, func(q any) bool { return cmp.Equal(p, q) }) {
+			return false
+		}
+	}
+	return len(pa) > 0
+}
+
+func pods(kind string, obj map[string]any) []map[string]any {
+	switch kind {
+	case "Deployment", "Job":
+		return []map[string]any{at(obj, "spec", "template")}
+	case "CronJob":
+		return []map[string]any{at(obj, "spec", "jobTemplate", "spec", "template")}
+	}
+	return nil
+}
+
+func sameLabels(l map[string]any) {
+	for _, k := range []string{v1alpha1.LabelGlance, v1alpha1.LabelComponent, v1alpha1.LabelAPI} {
+		delete(l, k)
+	}
+	if _, ok := l[v1alpha1.LabelManagedBy]; ok {
+		l[v1alpha1.LabelManagedBy] = "(managed-by)"
+	}
+}
+
+func dropNamed(list any, names ...string) any {
+	items, _ := list.([]any)
+	var out []any
+	for _, it := range items {
+		if m, ok := it.(map[string]any); ok && slices.Contains(names, m["name"].(string)) {
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// compareUWSGI checks that the seed's uWSGI command line and glance-krm's
+// (command line plus glance-api-uwsgi.ini) set the same flags.
+func compareUWSGI(t *testing.T, seed, ours map[string]any, iniText string) {
+	t.Helper()
+	cmdOf := func(m map[string]any) []string {
+		cs, _ := at(m, "spec", "template", "spec")["containers"].([]any)
+		var out []string
+		for _, a := range cs[0].(map[string]any)["command"].([]any) {
+			out = append(out, a.(string))
+		}
+		return out
+	}
+	sc, oc := cmdOf(seed), cmdOf(ours)
+	if sc[0] != "uwsgi" {
+		if !slices.Equal(oc, []string{"glance-api"}) {
+			t.Errorf("eventlet command %v, want glance-api (the seed's %v with oslo.config's default directories)", oc, sc)
+		}
+		return
+	}
+	flags := func(argv []string) map[string]string {
+		out := map[string]string{}
+		for i := 1; i < len(argv); i++ {
+			k := strings.TrimPrefix(argv[i], "--")
+			if i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "--") || k == "pyargv" {
+				out[k] = argv[i+1]
+				i++
+				continue
+			}
+			out[k] = "true"
+		}
+		return out
+	}
+	want, got := flags(sc), flags(oc)
+	f, err := ini.Load([]byte(iniText))
+	if err != nil {
+		t.Fatalf("glance-api-uwsgi.ini: %v", err)
+	}
+	for _, k := range f.Section("uwsgi").Keys() {
+		got[k.Name()] = k.Value()
+	}
+	if got["ini"] != v1alpha1.MountConfigDir+uwsgiFile {
+		t.Errorf("uwsgi --ini %q, want the rendered %s", got["ini"], v1alpha1.MountConfigDir+uwsgiFile)
+	}
+	delete(got, "ini")
+	want["pyargv"] = flagText(configDirs) // glance-krm's directories, handed over the same way
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("uWSGI flags (-seed +glance-krm):\n%s", diff)
+	}
+}
