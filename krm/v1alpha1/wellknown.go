@@ -19,10 +19,10 @@ const (
 	LabelComponent = Group + "/component"
 	// LabelManagedBy marks objects glance-krm generated; together with
 	// LabelGlance and LabelComponent it finds earlier copies to replace.
-	LabelManagedBy       = "app.kubernetes.io/managed-by"
-	ManagedByGlanceKRM   = "glance-krm"
-	ComponentBackends    = "backends"
-	ComponentConfig      = "config"
+	LabelManagedBy     = "app.kubernetes.io/managed-by"
+	ManagedByGlanceKRM = "glance-krm"
+	ComponentBackends  = "backends"
+	ComponentConfig    = "config"
 	// ComponentWorkload marks the objects glance-krm generates from a
 	// Glance (Deployment, Services, PDB, HPA, NetworkPolicy, HTTPRoute,
 	// db-sync Job, db-purge CronJob): each run replaces them whole.

@@ -224,4 +224,3 @@ func ensureNamespace(t *testing.T, kube kubernetes.Interface, name string) {
 		}
 	}
 }
-
