@@ -23,68 +23,129 @@ type readers struct {
 	secrets client.Reader // Secret data, never cached
 }
 
-// projection is the ConfigProjected verdict: the Glance's workload mounts
-// a backends Secret whose backends.conf has this store's section, and it
-// hands the store's credentials to the credentials init container.
+// projection is the ConfigProjected verdict: every Image API of the
+// Glance that serves this store (all of them without spec.apis; those
+// whose spec.apis[].backends name it, or that name none) has a Deployment,
+// and each of its Deployments, generated or hand-written, mounts a
+// backends Secret whose backends.conf has the store's section and hands
+// the store's credentials to the credentials init container.
 func projection(ctx context.Context, r readers, g *v1alpha1.Glance, store string) (conditions.Condition, error) {
 	c := conditions.Condition{Type: v1alpha1.ConditionConfigProjected, Reason: v1alpha1.ReasonWaitingForProjection}
-	d, err := workload(ctx, r.objects, g)
-	if err != nil || d == nil {
+	deployments, err := workloads(ctx, r.objects, g)
+	if err != nil || len(deployments) == 0 {
 		c.Message = fmt.Sprintf("no Deployment named %q or labelled %s=%s in namespace %q", g.Name, v1alpha1.LabelGlance, g.Name, g.Namespace)
 		return c, err
 	}
+	apis := servingAPIs(g, store)
+	if len(apis) == 0 {
+		c.Message = fmt.Sprintf("no API of Glance %q serves store %q (spec.apis[].backends)", g.Name, store)
+		return c, nil
+	}
+	var judged []string
+	for _, api := range apis {
+		ds := deploymentsOf(g, api, deployments)
+		if len(ds) == 0 {
+			c.Message = fmt.Sprintf("API %q of Glance %q serves store %q but has no Deployment (named %q or labelled %s=%s)",
+				api, g.Name, store, v1alpha1.APIObjectName(g.Name, api), v1alpha1.LabelAPI, api)
+			return c, nil
+		}
+		for _, d := range ds {
+			msg, err := mountsStore(ctx, r, g, d, store)
+			if err != nil || msg != "" {
+				c.Message = msg
+				return c, err
+			}
+			judged = append(judged, d.Name)
+		}
+	}
+	c.OK, c.Reason = true, v1alpha1.ReasonConfigProjected
+	c.Message = fmt.Sprintf("Deployment %s mount%s section [%s] and deliver%s its credentials", strings.Join(judged, ", "), plural(judged), store, plural(judged))
+	return c, nil
+}
+
+func plural(names []string) string {
+	if len(names) == 1 {
+		return "s"
+	}
+	return ""
+}
+
+// mountsStore says what is missing for one Deployment to serve the store,
+// or "".
+func mountsStore(ctx context.Context, r readers, g *v1alpha1.Glance, d *appsv1.Deployment, store string) (string, error) {
 	pod := d.Spec.Template.Spec
 	secretName := backendsSecret(pod)
 	if secretName == "" {
-		c.Message = fmt.Sprintf("Deployment %q mounts no backends Secret (volume %q): render it with glance-krm", d.Name, v1alpha1.VolumeConfig)
-		return c, nil
+		return fmt.Sprintf("Deployment %q mounts no backends Secret (volume %q): render it with glance-krm", d.Name, v1alpha1.VolumeConfig), nil
 	}
 	var s corev1.Secret
 	if err := r.secrets.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: secretName}, &s); err != nil {
 		if apierrors.IsNotFound(err) {
-			c.Message = fmt.Sprintf("Deployment %q mounts Secret %q, which does not exist", d.Name, secretName)
-			return c, nil
+			return fmt.Sprintf("Deployment %q mounts Secret %q, which does not exist", d.Name, secretName), nil
 		}
-		return c, err
+		return "", err
 	}
 	conf, err := ini.Load(s.Data[v1alpha1.KeyBackendsConf])
 	if err != nil {
-		c.Message = fmt.Sprintf("%s of Secret %q does not parse: %v", v1alpha1.KeyBackendsConf, secretName, err)
-		return c, nil
+		return fmt.Sprintf("%s of Secret %q does not parse: %v", v1alpha1.KeyBackendsConf, secretName, err), nil
 	}
 	if !conf.HasSection(store) {
-		c.Message = fmt.Sprintf("%s of Secret %q, mounted by Deployment %q, has no [%s] section", v1alpha1.KeyBackendsConf, secretName, d.Name, store)
-		return c, nil
+		return fmt.Sprintf("%s of Secret %q, mounted by Deployment %q, has no [%s] section", v1alpha1.KeyBackendsConf, secretName, d.Name, store), nil
 	}
 	if !mountsCredentials(pod, store) {
-		c.Message = fmt.Sprintf("Deployment %q does not deliver the credentials of store %q (volume %q, init container %q): render it with glance-krm", d.Name, store, v1alpha1.VolumeCredentialsIn, v1alpha1.CredentialsContainer)
-		return c, nil
+		return fmt.Sprintf("Deployment %q does not deliver the credentials of store %q (volume %q, init container %q): render it with glance-krm", d.Name, store, v1alpha1.VolumeCredentialsIn, v1alpha1.CredentialsContainer), nil
 	}
-	c.OK, c.Reason = true, v1alpha1.ReasonConfigProjected
-	c.Message = fmt.Sprintf("Deployment %q mounts Secret %q with section [%s] and delivers its credentials", d.Name, secretName, store)
-	return c, nil
+	return "", nil
 }
 
-// workload is the Deployment the function wired for the Glance: the one
-// named like it, else one labelled with its name.
-func workload(ctx context.Context, r client.Reader, g *v1alpha1.Glance) (*appsv1.Deployment, error) {
-	var d appsv1.Deployment
-	err := r.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: g.Name}, &d)
-	if err == nil {
-		return &d, nil
+// servingAPIs are the APIs of the Glance that serve a store.
+func servingAPIs(g *v1alpha1.Glance, store string) []string {
+	var out []string
+	for _, a := range g.Spec.EffectiveAPIs() {
+		if a.Backends == nil || slices.Contains(a.Backends, store) {
+			out = append(out, a.Name)
+		}
 	}
-	if !apierrors.IsNotFound(err) {
-		return nil, err
+	return out
+}
+
+// deploymentsOf are an API's Deployments: labelled with it, else named
+// for it; without spec.apis, every Deployment of the Glance.
+func deploymentsOf(g *v1alpha1.Glance, api string, all []appsv1.Deployment) []*appsv1.Deployment {
+	var out []*appsv1.Deployment
+	for i := range all {
+		d := &all[i]
+		label := d.Labels[v1alpha1.LabelAPI]
+		switch {
+		case len(g.Spec.APIs) == 0 && (label == "" || label == api),
+			label == api,
+			label == "" && d.Name == v1alpha1.APIObjectName(g.Name, api):
+			out = append(out, d)
+		}
 	}
+	return out
+}
+
+// workloads are the Deployments the function wired or generated for the
+// Glance: the one named like it and those labelled with its name, sorted.
+func workloads(ctx context.Context, r client.Reader, g *v1alpha1.Glance) ([]appsv1.Deployment, error) {
 	var list appsv1.DeploymentList
 	if err := r.List(ctx, &list, client.InNamespace(g.Namespace), client.MatchingLabels{v1alpha1.LabelGlance: g.Name}); err != nil {
 		return nil, err
 	}
-	if len(list.Items) == 0 {
-		return nil, nil
+	out := list.Items
+	if !slices.ContainsFunc(out, func(d appsv1.Deployment) bool { return d.Name == g.Name }) {
+		var d appsv1.Deployment
+		err := r.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: g.Name}, &d)
+		switch {
+		case err == nil:
+			out = append(out, d)
+		case !apierrors.IsNotFound(err):
+			return nil, err
+		}
 	}
-	slices.SortFunc(list.Items, func(a, b appsv1.Deployment) int { return strings.Compare(a.Name, b.Name) })
-	return &list.Items[0], nil
+	slices.SortFunc(out, func(a, b appsv1.Deployment) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
 }
 
 // backendsSecret is the Secret the pod's config volume projects next to
