@@ -215,6 +215,35 @@ func multiStore(t *testing.T, rel release) {
 			t.Errorf("read back, the connection parsed by SQLAlchemy (-want +got):\n%s", diff)
 		}
 	})
+	check(t, "glance's key manager is barbican, reached through the internal Identity endpoint (spec.imageSignatureVerification)", func(t *testing.T) {
+		const script = `
+import json, sys
+from oslo_config import cfg
+from glance.common import config  # glance's own options
+from castellan import key_manager
+conf = cfg.CONF
+conf(args=[], project="glance", prog="glance-api", default_config_files=[])
+km = key_manager.API(conf)  # what glance's images API builds at start
+json.dump({"manager": type(km).__name__, "auth_endpoint": conf.barbican.auth_endpoint,
+           "barbican_endpoint_type": conf.barbican.barbican_endpoint_type}, sys.stdout)
+`
+		out, err := r.inPod(t, r.root, containerEnv(t, r.container), "/usr/bin/python3", "-c", script).Output()
+		if err != nil {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		var got map[string]string
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"manager": "BarbicanKeyManager", "auth_endpoint": "http://127.0.0.1:5000/v3", "barbican_endpoint_type": "internal"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
 	check(t, "the rendered glance-api-paste.ini serves /healthcheck outside authtoken and guards the API with it", func(t *testing.T) {
 		// The example without its no-Keystone paste override: glance-krm's
 		// own paste file and the keystone flavor, as the seed renders them.
@@ -688,7 +717,7 @@ func glanceOptData(t *testing.T, r rendering, root string) string {
 	t.Helper()
 	args := []string{"--format", "yaml"}
 	for _, ns := range []string{"glance.api", "glance", "glance.store", "glance.multi_store", "oslo.log", "oslo.db",
-		"oslo.concurrency", "oslo.policy", "oslo.middleware", "keystonemiddleware.auth_token"} {
+		"oslo.concurrency", "oslo.policy", "oslo.middleware", "keystonemiddleware.auth_token", "castellan.config"} {
 		args = append(args, "--namespace", ns)
 	}
 	out, err := r.rel.run(t, "", "", nil, "oslo-config-generator", args...).Output()
