@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
@@ -96,12 +97,18 @@ func (r *run) renderFiles(g *v1alpha1.Glance, u *apiUnit, policy map[string]stri
 // storeFiles adds each distinct rendered file of the Glance's APIs
 // (APIs that read the same files share them) and retires earlier copies.
 func (r *run) storeFiles(ge *glanceEntry, units []*apiUnit) error {
+	mounted := map[string]bool{}
+	for _, objs := range [][]*fn.KubeObject{ge.workloads, r.generatedBy[objKey{ge.g.Namespace, ge.g.Name}]} {
+		for _, o := range objs {
+			mountedNames(o.CopyToResourceNode().YNode(), false, mounted)
+		}
+	}
 	for i := range 2 {
 		var rs []rendered
 		for _, u := range units {
 			rs = append(rs, u.files[i])
 		}
-		objs, drop, err := upsertGenerated(r.copiesOf(ge, rs[0].component, rs[0].kind()), rs)
+		objs, drop, err := upsertGenerated(r.copiesOf(ge, rs[0].component, rs[0].kind()), rs, mounted)
 		if err != nil {
 			return err
 		}
@@ -128,4 +135,26 @@ func summary(g *v1alpha1.Glance, units []*apiUnit) string {
 		parts = append(parts, fmt.Sprintf("API %s: %s", u.api.Name, part(u)))
 	}
 	return strings.Join(parts, "; ") + "; catalog API " + g.Spec.EffectiveCatalogAPI()
+}
+
+// mountedNames collects the ConfigMap and Secret names a workload's
+// volumes name (configMap.name, secret.name, secret.secretName, in
+// projected volumes too), wherever its pod template is.
+func mountedNames(n *yaml.Node, inVolumeSource bool, out map[string]bool) {
+	if n == nil {
+		return
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i].Value, n.Content[i+1]
+			if inVolumeSource && (k == "name" || k == "secretName") && v.Kind == yaml.ScalarNode {
+				out[v.Value] = true
+			}
+			mountedNames(v, k == "configMap" || k == "secret", out)
+		}
+		return
+	}
+	for _, c := range n.Content {
+		mountedNames(c, false, out)
+	}
 }

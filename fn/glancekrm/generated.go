@@ -108,8 +108,11 @@ func revisionOf(obj *fn.KubeObject) int {
 // this Glance and component), if there is one, so running on our own
 // output is a no-op; new ones are numbered as the newest revision; the
 // copies to drop are returned, so that at most HistoryLimit-1 earlier
-// copies remain beside the current ones.
-func upsertGenerated(copies fn.KubeObjects, rs []rendered) (objs, drop fn.KubeObjects, err error) {
+// copies remain beside the current ones. A copy that stays current (a
+// workload of the input mounts it) keeps its revision, so that one API's
+// change leaves another API's files as they were; an earlier copy used
+// again becomes the newest revision.
+func upsertGenerated(copies fn.KubeObjects, rs []rendered, mounted map[string]bool) (objs, drop fn.KubeObjects, err error) {
 	current := map[string]*fn.KubeObject{}
 	var names []string
 	for _, r := range rs {
@@ -118,8 +121,9 @@ func upsertGenerated(copies fn.KubeObjects, rs []rendered) (objs, drop fn.KubeOb
 		}
 	}
 	var older fn.KubeObjects
-	maxRev := 0
+	maxRev, maxAll := 0, 0
 	for _, c := range copies {
+		maxAll = max(maxAll, revisionOf(c))
 		if slices.Contains(names, c.GetName()) {
 			current[c.GetName()] = c
 			continue
@@ -134,9 +138,9 @@ func upsertGenerated(copies fn.KubeObjects, rs []rendered) (objs, drop fn.KubeOb
 			continue
 		}
 		done[name] = true
-		revision := maxRev + 1
+		revision := maxAll + 1
 		prev := current[name]
-		if prev != nil && revisionOf(prev) > maxRev {
+		if prev != nil && (revisionOf(prev) > maxRev || mounted[name]) {
 			revision = revisionOf(prev)
 		}
 		obj := r.object(revision)

@@ -191,3 +191,32 @@ func indentItem(doc string) string {
 	lines := strings.Split(strings.TrimSuffix(doc, "\n"), "\n")
 	return "- " + strings.Join(lines, "\n  ") + "\n"
 }
+
+// TestHistoryWithSeveralAPIs: under kpt each API's current files stay
+// current while another API's change; the files an API no longer mounts
+// become history like any earlier copy.
+func TestHistoryWithSeveralAPIs(t *testing.T) {
+	s := newState(t, "testdata/several-apis/input.yaml")
+	s.render()
+	before := s.copies("ConfigMap")
+	if len(before) != 2 {
+		t.Fatalf("two APIs with different stores: want two ConfigMaps, got %v", before)
+	}
+	defaultCM, _ := s.mounted()
+	s.set("Glance", "glance", []any{
+		map[string]any{"name": "default"},
+		map[string]any{"name": "next", "replicas": 1, "backends": []any{"a", "b"}, "defaultBackend": "b"},
+	}, "spec", "apis")
+	s.render()
+	after := s.copies("ConfigMap")
+	if len(after) != 3 || after[defaultCM] != "1" {
+		t.Errorf("next's change must add one ConfigMap and keep default's as it was: before %v, after %v", before, after)
+	}
+	if cm, _ := s.mounted(); cm != defaultCM {
+		t.Errorf("the default API's Deployment moved from %s to %s when only next changed", defaultCM, cm)
+	}
+	s.render()
+	if again := s.copies("ConfigMap"); !cmp.Equal(again, after) {
+		t.Errorf("a second run changed the copies: %v -> %v", after, again)
+	}
+}

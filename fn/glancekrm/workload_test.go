@@ -1,0 +1,158 @@
+package glancekrm
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+)
+
+// glanceWith is testGlance with more spec fields.
+func glanceWith(spec string) string { return testGlance + spec }
+
+const twoAPIs = `  apis:
+  - name: default
+  - name: next
+    replicas: 1
+    backends: [b]
+    defaultBackend: b
+`
+
+// The generated set: what a Glance alone gets, what it keeps of the
+// user's, and the several-APIs rules as build errors.
+func TestGeneratedWorkload(t *testing.T) {
+	cases := map[string]ownershipCase{
+		"a Glance alone gets the seed operator's set": {
+			input: docs(testGlance, testBackend("a", "glance", true)),
+			results: []want{{fn.Info, "generated Job glance-db-sync-"}, {fn.Info, "Deployment glance, PodDisruptionBudget glance, Service glance"}},
+			contains: []string{"kind: Deployment", "kind: PodDisruptionBudget", "kind: Service", "kind: Job", "name: glance-db-sync-",
+				"argocd.argoproj.io/sync-wave: \"1\"", "path: /healthcheck", "runAsUser: 42424", "name: glance-krm-credentials"},
+			absent: []string{"kind: HorizontalPodAutoscaler", "kind: NetworkPolicy", "kind: HTTPRoute", "kind: CronJob"},
+		},
+		"each optional field adds its object": {
+			input: docs(glanceWith(`  autoscaling: {maxReplicas: 5, targetCPUUtilization: 70}
+  networkPolicy: {ingress: [{namespaceSelector: {matchLabels: {team: x}}}]}
+  gateway: {parentRef: {name: gw}, hostname: image.example.com}
+  dbPurge: {retentionDays: 7}
+  imageCache: {}
+`), testBackend("a", "glance", true)),
+			results:  []want{{fn.Info, "HorizontalPodAutoscaler glance"}},
+			contains: []string{"kind: HorizontalPodAutoscaler", "kind: NetworkPolicy", "kind: HTTPRoute", "kind: CronJob", "name: glance-db-purge", "--age_in_days 7", "name: cache-maintenance", "glance-cache-pruner"},
+			absent:   []string{"replicas: 3"}, // the HPA owns them
+		},
+		"a hand-written workload is wired and nothing is generated": {
+			input:   docs(testGlance, testBackend("a", "glance", true), testWorkload("glance", "", plainContainer)),
+			results: []want{{fn.Info, "wired Deployment glance"}},
+			absent:  []string{"kind: Job", "kind: PodDisruptionBudget", "kind: Service"},
+		},
+		"an object the user wrote is kept, not generated": {
+			input: docs(testGlance, testBackend("a", "glance", true), `apiVersion: v1
+kind: Service
+metadata: {name: glance, namespace: ns}
+spec: {ports: [{port: 80}], selector: {mine: "yes"}}
+`),
+			results:   []want{{fn.Info, "the input holds Service glance: it is kept as written"}},
+			unchanged: []string{"Service/glance"},
+			contains:  []string{"kind: Deployment"},
+		},
+		"workloads: none renders the files only": {
+			input:   docs(testGlance, testBackend("a", "glance", true)),
+			config:  "apiVersion: fn.glance.openstack.c5c3.io/v1alpha1\nkind: RenderGlanceConfig\nmetadata: {name: c}\nspec: {workloads: none}\n",
+			results: []want{{fn.Warning, "workload generation is off"}},
+			absent:  []string{"kind: Deployment", "kind: Job"},
+		},
+		"an unknown workloads option is refused": {
+			input:   docs(testGlance, testBackend("a", "glance", true)),
+			config:  "apiVersion: fn.glance.openstack.c5c3.io/v1alpha1\nkind: RenderGlanceConfig\nmetadata: {name: c}\nspec: {workloads: some}\n",
+			results: []want{{fn.Error, "functionConfig field spec.workloads is not understood"}},
+		},
+		"two APIs: a Deployment, PDB and Service each, one stable Service": {
+			input:   docs(glanceWith(twoAPIs), testBackend("a", "glance", true), testBackend("b", "glance", false)),
+			results: []want{{fn.Info, "API next: stores b (default b)"}, {fn.Info, "catalog API default"}},
+			contains: []string{"name: glance-next", "name: glance-default", "glance.openstack.c5c3.io/api: next",
+				"app.kubernetes.io/instance: glance-next"},
+		},
+		"an API store that is not attached": {
+			input:   docs(glanceWith("  apis: [{name: default, backends: [a, gone]}]\n"), testBackend("a", "glance", true)),
+			results: []want{{fn.Error, `spec.apis[0].backends[1]: Invalid value: "gone": no GlanceBackend named "gone" is attached`}},
+			absent:  []string{"kind: Deployment"},
+		},
+		"an API without the default store and no default of its own": {
+			input:   docs(glanceWith("  apis: [{name: default}, {name: next, backends: [b]}]\n"), testBackend("a", "glance", true), testBackend("b", "glance", false)),
+			results: []want{{fn.Error, `API "next" has no default store`}},
+		},
+		"the catalog API must exist": {
+			input:   docs(glanceWith("  apis: [{name: next}]\n"), testBackend("a", "glance", true)),
+			results: []want{{fn.Error, "spec.catalogAPI must name an API of spec.apis"}},
+		},
+		"the last API cannot be removed": {
+			input:   docs(glanceWith("  apis: []\n"), testBackend("a", "glance", true)),
+			results: []want{{fn.Error, "spec.apis"}},
+		},
+		"a hand-written workload that serves no API": {
+			input:   docs(glanceWith(twoAPIs), testBackend("a", "glance", true), testBackend("b", "glance", false), testWorkload("other", ", labels: {glance.openstack.c5c3.io/glance: glance}", plainContainer)),
+			results: []want{{fn.Error, "Deployment other belongs to Glance \"glance\" but serves none of its APIs (default, next)"}},
+		},
+		"a hand-written workload per API by name is wired with that API's files": {
+			input:   docs(glanceWith(twoAPIs), testBackend("a", "glance", true), testBackend("b", "glance", false), testWorkload("glance", "", plainContainer), testWorkload("glance-next", ", labels: {glance.openstack.c5c3.io/glance: glance}", plainContainer)),
+			results: []want{{fn.Info, "wired Deployment glance, Deployment glance-next"}},
+			absent:  []string{"kind: Job"},
+		},
+		"signature verification renders barbican through the internal Identity endpoint": {
+			input:    docs(glanceWith("  imageSignatureVerification: {enabled: true}\n"), testBackend("a", "glance", true)),
+			contains: []string{"[key_manager]\n    backend = barbican", "[barbican]\n    auth_endpoint = http://keystone:5000/v3\n    barbican_endpoint_type = internal"},
+		},
+		"a policy override opening metadef writes is refused": {
+			input:   docs(glanceWith("  policyOverrides: {rules: {add_metadef_namespace: \"role:member\"}}\n"), testBackend("a", "glance", true)),
+			results: []want{{fn.Error, `metadef write rule "add_metadef_namespace" is open to callers without the admin role`}},
+			absent:  []string{"kind: Deployment"},
+		},
+		"metadefWrites: PolicyOverrides lets it through with a warning": {
+			input:    docs(glanceWith("  metadefWrites: PolicyOverrides\n  policyOverrides: {rules: {metadef_admin: \"role:member\"}}\n"), testBackend("a", "glance", true)),
+			results:  []want{{fn.Warning, `metadef write rule "delete_metadef_tags" is open`}},
+			contains: []string{"metadef_admin: role:member"},
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) { runCase(t, c) })
+	}
+}
+
+// TestJobNameFollowsItsSpec: the db-sync Job is renamed (so it runs
+// again) by a new image, and keeps its name when nothing it runs changes.
+func TestJobNameFollowsItsSpec(t *testing.T) {
+	job := func(input string) string {
+		rl, failed := runFnOn(t, input)
+		if failed {
+			t.Fatalf("failed: %v", rl.Results)
+		}
+		for _, o := range rl.Items {
+			if o.GetKind() == "Job" {
+				return o.GetName()
+			}
+		}
+		t.Fatal("no Job")
+		return ""
+	}
+	base := docs(testGlance, testBackend("a", "glance", true))
+	first := job(base)
+	if again := job(base); again != first {
+		t.Errorf("the same input named the Job %s, then %s", first, again)
+	}
+	if replicas := job(docs(glanceWith("  deployment: {replicas: 5}\n"), testBackend("a", "glance", true))); replicas != first {
+		t.Errorf("a replica count renamed the Job: %s -> %s", first, replicas)
+	}
+	if newImage := job(strings.Replace(base, `tag: "2025.2"`, `tag: "2025.2-p1"`, 1)); newImage == first {
+		t.Errorf("a new image kept the Job name %s: db sync would not run again", first)
+	}
+}
+
+func runFnOn(t *testing.T, input string) (*fn.ResourceList, bool) {
+	t.Helper()
+	out, failed := runFn(t, resourceList(t, []byte(input)))
+	rl, err := fn.ParseResourceList(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rl, failed
+}
