@@ -23,7 +23,7 @@ const twoAPIs = `  apis:
 func TestGeneratedWorkload(t *testing.T) {
 	cases := map[string]ownershipCase{
 		"a Glance alone gets the seed operator's set": {
-			input: docs(testGlance, testBackend("a", "glance", true)),
+			input:   docs(testGlance, testBackend("a", "glance", true)),
 			results: []want{{fn.Info, "generated Job glance-db-sync-"}, {fn.Info, "Deployment glance, PodDisruptionBudget glance, Service glance"}},
 			contains: []string{"kind: Deployment", "kind: PodDisruptionBudget", "kind: Service", "kind: Job", "name: glance-db-sync-",
 				"argocd.argoproj.io/sync-wave: \"1\"", "path: /healthcheck", "runAsUser: 42424", "name: glance-krm-credentials"},
