@@ -227,18 +227,7 @@ km = key_manager.API(conf)  # what glance's images API builds at start
 json.dump({"manager": type(km).__name__, "auth_endpoint": conf.barbican.auth_endpoint,
            "barbican_endpoint_type": conf.barbican.barbican_endpoint_type}, sys.stdout)
 `
-		out, err := r.inPod(t, r.root, containerEnv(t, r.container), "/usr/bin/python3", "-c", script).Output()
-		if err != nil {
-			var stderr []byte
-			if ee, ok := err.(*exec.ExitError); ok {
-				stderr = ee.Stderr
-			}
-			t.Fatalf("%v\n%s", err, stderr)
-		}
-		var got map[string]string
-		if err := json.Unmarshal(out, &got); err != nil {
-			t.Fatal(err)
-		}
+		got := pythonInPod(t, r, script)
 		want := map[string]string{"manager": "BarbicanKeyManager", "auth_endpoint": "http://127.0.0.1:5000/v3", "barbican_endpoint_type": "internal"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
@@ -793,14 +782,20 @@ json.dump({"password": conf.keystone_authtoken.password, "db_driver": u.driverna
            "db_password": u.password, "db_host": u.host, "db_port": str(u.port), "db_database": u.database,
            "db_query": "&".join("%s=%s" % kv for kv in sorted(u.query.items()))}, sys.stdout)
 `
-	cmd := r.inPod(t, r.root, containerEnv(t, r.container), "/usr/bin/python3", "-c", script)
-	out, err := cmd.Output()
+	return pythonInPod(t, r, script)
+}
+
+// pythonInPod runs a python3 script in the glance-api container's view
+// (its files and environment) and decodes the JSON object it prints.
+func pythonInPod(t *testing.T, r rendering, script string) map[string]string {
+	t.Helper()
+	out, err := r.inPod(t, r.root, containerEnv(t, r.container), "/usr/bin/python3", "-c", script).Output()
 	if err != nil {
 		var stderr []byte
 		if ee, ok := err.(*exec.ExitError); ok {
 			stderr = ee.Stderr
 		}
-		t.Fatalf("reading the options with glance's registration: %v\n%s", err, stderr)
+		t.Fatalf("python3 with glance's option registration: %v\n%s", err, stderr)
 	}
 	var got map[string]string
 	if err := json.Unmarshal(out, &got); err != nil {
