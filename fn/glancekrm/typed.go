@@ -2,6 +2,10 @@ package glancekrm
 
 import (
 	"encoding/json"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -21,27 +25,37 @@ func toKubeObject(obj any) (*fn.KubeObject, error) {
 		return nil, err
 	}
 	delete(m, "status")
-	dropNulls(m)
-	rn, err := yaml.FromMap(m)
-	if err != nil {
-		return nil, err
-	}
-	return fn.MoveToKubeObject(rn), nil
+	return fn.MoveToKubeObject(yaml.NewRNode(node(m))), nil
 }
 
-func dropNulls(v any) {
+// node builds the YAML node of a decoded JSON value directly (keys
+// sorted, nulls left out), without a marshal and parse round trip: the
+// function generates several objects per Glance.
+func node(v any) *yaml.Node {
 	switch v := v.(type) {
 	case map[string]any:
-		for k, x := range v {
-			if x == nil {
-				delete(v, k)
-				continue
+		n := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if v[k] != nil {
+				n.Content = append(n.Content, str(k), node(v[k]))
 			}
-			dropNulls(x)
 		}
+		return n
 	case []any:
+		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq}
 		for _, x := range v {
-			dropNulls(x)
+			n.Content = append(n.Content, node(x))
 		}
+		return n
+	case string:
+		return str(v)
+	case bool:
+		return value(v)
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagInt, Value: strconv.FormatInt(int64(v), 10)}
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagFloat, Value: strconv.FormatFloat(v, 'g', -1, 64)}
 	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagNull, Value: "null"}
 }
