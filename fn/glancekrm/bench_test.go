@@ -16,9 +16,11 @@ var benchSizes = []int{1, 10, 100, 1000}
 const benchBackends = 5
 
 // benchEach runs one operation on generated inputs of every size.
-func benchEach(b *testing.B, op func(in []byte) error) {
+func benchEach(b *testing.B, op func(in []byte) error) { benchInputs(b, true, op) }
+
+func benchInputs(b *testing.B, workloads bool, op func(in []byte) error) {
 	for _, n := range benchSizes {
-		in := generatedInput(n, benchBackends)
+		in := generatedInputOf(n, benchBackends, workloads)
 		b.Run(fmt.Sprintf("glances=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(in)))
@@ -33,6 +35,12 @@ func benchEach(b *testing.B, op func(in []byte) error) {
 
 func BenchmarkProcess(b *testing.B) {
 	benchEach(b, func(in []byte) error { _, _, err := Run(in); return err })
+}
+
+// BenchmarkProcessGenerating is BenchmarkProcess on the same Glances
+// without their Deployments: the function generates each one's workload.
+func BenchmarkProcessGenerating(b *testing.B) {
+	benchInputs(b, false, func(in []byte) error { _, _, err := Run(in); return err })
 }
 
 func BenchmarkFloor(b *testing.B) {

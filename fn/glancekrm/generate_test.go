@@ -8,7 +8,11 @@ import (
 // generatedInput is a ResourceList of n Glances, each with backends
 // GlanceBackends (the first the default) and a glance-api Deployment,
 // spread over a few namespaces: the shape of a large real repository.
-func generatedInput(n, backends int) []byte {
+func generatedInput(n, backends int) []byte { return generatedInputOf(n, backends, true) }
+
+// generatedInputOf is generatedInput with or without the Deployments
+// (without them the function generates each Glance's workload).
+func generatedInputOf(n, backends int, workloads bool) []byte {
 	var b strings.Builder
 	b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
 	for g := range n {
@@ -25,7 +29,9 @@ func generatedInput(n, backends int) []byte {
     serviceUser: {secretRef: {name: %s-service-user}}
     cache: {servers: ["memcached-0.%s.svc:11211", "memcached-1.%s.svc:11211"]}
     extraConfig: {DEFAULT: {debug: "false", workers: "4"}}
-- apiVersion: apps/v1
+`, name, ns, name, ns, name, ns, ns)
+		if workloads {
+			fmt.Fprintf(&b, `- apiVersion: apps/v1
   kind: Deployment
   metadata: {name: %s, namespace: %s, labels: {app: %s}}
   spec:
@@ -40,7 +46,8 @@ func generatedInput(n, backends int) []byte {
           command: [glance-api]
           ports: [{name: api, containerPort: 9292}]
           env: [{name: TZ, value: UTC}]
-`, name, ns, name, ns, name, ns, ns, name, ns, name, name, name)
+`, name, ns, name, name, name)
+		}
 		for i := range backends {
 			fmt.Fprintf(&b, `- apiVersion: glance.openstack.c5c3.io/v1alpha1
   kind: GlanceBackend
