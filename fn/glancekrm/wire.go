@@ -114,7 +114,10 @@ func (w wiring) apply(rn, pod, c *yaml.RNode, legacy map[string]bool, plan confi
 			return err
 		}
 	}
-	return nil
+	// Every workload glance-krm wires carries its Glance's name as a label
+	// (on the object, not the pods): the runtime controller caches only
+	// Deployments with this label.
+	return rn.PipeE(yaml.SetLabel(v1alpha1.LabelGlance, w.glance.Name))
 }
 
 func nonNil(err error) []error {
