@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/c5c3/glance-krm/controller/backstop"
 	"github.com/c5c3/glance-krm/controller/clusters"
 	"github.com/c5c3/glance-krm/controller/manager"
 )
@@ -22,6 +23,8 @@ func main() {
 	flag.StringVar(&o.LeaderElectionNS, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the pod's)")
 	flag.StringVar(&o.RegistryNamespace, "cluster-registry-namespace", clusters.DefaultNamespace,
 		"namespace of the kubeconfig Secrets that register target clusters")
+	flag.DurationVar(&o.BackstopPeriod, "backstop-period", backstop.DefaultPeriod,
+		"how often every GlanceBackend is judged again regardless of events")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/ini.v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,8 +18,11 @@ import (
 // readers are where a Glance's objects live: the local cluster, or the
 // target cluster its spec.targetClusterRef names.
 type readers struct {
-	objects client.Reader // Deployments (the manager's cache, locally)
-	secrets client.Reader // Secret data, never cached
+	cluster  string        // "" for the local one
+	objects  client.Reader // Deployments (the manager's cache, locally: labelled ones only)
+	live     client.Reader // uncached reads
+	secrets  client.Reader // Secret data, never cached
+	sections *sections     // rendered Secrets already parsed
 }
 
 // projection is the ConfigProjected verdict: every Image API of the
@@ -31,7 +33,7 @@ type readers struct {
 // the store's credentials to the credentials init container.
 func projection(ctx context.Context, r readers, g *v1alpha1.Glance, store string) (conditions.Condition, error) {
 	c := conditions.Condition{Type: v1alpha1.ConditionConfigProjected, Reason: v1alpha1.ReasonWaitingForProjection}
-	deployments, err := workloads(ctx, r.objects, g)
+	deployments, err := workloads(ctx, r, g)
 	if err != nil || len(deployments) == 0 {
 		c.Message = fmt.Sprintf("no Deployment named %q or labelled %s=%s in namespace %q", g.Name, v1alpha1.LabelGlance, g.Name, g.Namespace)
 		return c, err
@@ -78,18 +80,22 @@ func mountsStore(ctx context.Context, r readers, g *v1alpha1.Glance, d *appsv1.D
 	if secretName == "" {
 		return fmt.Sprintf("Deployment %q mounts no backends Secret (volume %q): render it with glance-krm", d.Name, v1alpha1.VolumeConfig), nil
 	}
-	var s corev1.Secret
-	if err := r.secrets.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: secretName}, &s); err != nil {
-		if apierrors.IsNotFound(err) {
-			return fmt.Sprintf("Deployment %q mounts Secret %q, which does not exist", d.Name, secretName), nil
+	id := r.cluster + "/" + g.Namespace + "/" + secretName
+	found, ok := r.sections.get(id)
+	if !ok {
+		var s corev1.Secret
+		if err := r.secrets.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: secretName}, &s); err != nil {
+			if apierrors.IsNotFound(err) {
+				return fmt.Sprintf("Deployment %q mounts Secret %q, which does not exist", d.Name, secretName), nil
+			}
+			return "", err
 		}
-		return "", err
+		var err error
+		if found, err = r.sections.parse(id, &s); err != nil {
+			return fmt.Sprintf("%s of Secret %q does not parse: %v", v1alpha1.KeyBackendsConf, secretName, err), nil
+		}
 	}
-	conf, err := ini.Load(s.Data[v1alpha1.KeyBackendsConf])
-	if err != nil {
-		return fmt.Sprintf("%s of Secret %q does not parse: %v", v1alpha1.KeyBackendsConf, secretName, err), nil
-	}
-	if !conf.HasSection(store) {
+	if !found[store] {
 		return fmt.Sprintf("%s of Secret %q, mounted by Deployment %q, has no [%s] section", v1alpha1.KeyBackendsConf, secretName, d.Name, store), nil
 	}
 	if !mountsCredentials(pod, store) {
@@ -127,16 +133,20 @@ func deploymentsOf(g *v1alpha1.Glance, api string, all []appsv1.Deployment) []*a
 }
 
 // workloads are the Deployments the function wired or generated for the
-// Glance: the one named like it and those labelled with its name, sorted.
-func workloads(ctx context.Context, r client.Reader, g *v1alpha1.Glance) ([]appsv1.Deployment, error) {
+// Glance, sorted: those labelled with its name, which is all of them
+// since the function labels what it wires. A Deployment named like the
+// Glance but unlabelled (wired by an earlier glance-krm) is not in the
+// cache, which holds labelled Deployments only: it is read live, and only
+// when no labelled one exists.
+func workloads(ctx context.Context, r readers, g *v1alpha1.Glance) ([]appsv1.Deployment, error) {
 	var list appsv1.DeploymentList
-	if err := r.List(ctx, &list, client.InNamespace(g.Namespace), client.MatchingLabels{v1alpha1.LabelGlance: g.Name}); err != nil {
+	if err := r.objects.List(ctx, &list, client.InNamespace(g.Namespace), client.MatchingLabels{v1alpha1.LabelGlance: g.Name}); err != nil {
 		return nil, err
 	}
 	out := list.Items
-	if !slices.ContainsFunc(out, func(d appsv1.Deployment) bool { return d.Name == g.Name }) {
+	if len(out) == 0 {
 		var d appsv1.Deployment
-		err := r.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: g.Name}, &d)
+		err := r.live.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: g.Name}, &d)
 		switch {
 		case err == nil:
 			out = append(out, d)

@@ -12,9 +12,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/c5c3/glance-krm/controller/clusters"
@@ -33,13 +35,14 @@ const RemotePoll = time.Minute
 
 // Reconciler computes a GlanceBackend's conditions.
 type Reconciler struct {
-	Client    client.Client // cached: backends, Glances, Deployments
+	Client    client.Client // cached: backends, Glances, labelled Deployments
 	APIReader client.Reader // uncached: Secret data is never cached
 	Clusters  *clusters.Registry
+	sections  sections
 }
 
 // +kubebuilder:rbac:groups=glance.openstack.c5c3.io,resources=glancebackends;glances,verbs=get;list;watch
-// +kubebuilder:rbac:groups=glance.openstack.c5c3.io,resources=glancebackends/status,verbs=update
+// +kubebuilder:rbac:groups=glance.openstack.c5c3.io,resources=glancebackends/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
 
@@ -60,9 +63,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	next, changed := conditions.Apply(b.Status.Conditions, b.Generation, cred, proj, ready)
 	if changed || b.Status.ObservedGeneration != b.Generation {
-		b.Status.Conditions, b.Status.ObservedGeneration = next, b.Generation
-		if err := r.Client.Status().Update(ctx, &b); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
+		if res, err := conditions.PatchStatus(ctx, r.Client, &b, func() {
+			b.Status.Conditions, b.Status.ObservedGeneration = next, b.Generation
+		}); err != nil || !res.IsZero() {
+			return res, err
 		}
 	}
 	switch {
@@ -91,7 +95,7 @@ func (r *Reconciler) verdicts(ctx context.Context, b *v1alpha1.GlanceBackend) (c
 		return cred, proj, true, false, nil
 	}
 
-	rd := readers{objects: r.Client, secrets: r.APIReader}
+	rd := readers{objects: r.Client, live: r.APIReader, secrets: r.APIReader, sections: &r.sections}
 	if ref := g.Spec.TargetClusterRef; ref != nil {
 		c, err := r.Clusters.Client(ctx, ref.Name)
 		if err != nil {
@@ -99,7 +103,7 @@ func (r *Reconciler) verdicts(ctx context.Context, b *v1alpha1.GlanceBackend) (c
 			proj.Message = fmt.Sprintf("target cluster %q is unavailable", ref.Name)
 			return cred, proj, true, false, nil
 		}
-		rd, remote = readers{objects: c, secrets: c}, true
+		rd, remote = readers{cluster: ref.Name, objects: c, live: c, secrets: c, sections: &r.sections}, true
 	}
 	if b.Spec.S3 == nil {
 		cred.Reason, cred.Message = v1alpha1.ReasonWaitingForCredentials, "spec.s3 is not set"
@@ -123,21 +127,27 @@ func notReadyMessage(cs ...conditions.Condition) string {
 	return msg
 }
 
-// SetupWithManager watches what the verdicts read: the backend, its
-// Glance and Deployments through the cache, and Secrets through an
-// uncached stream of metadata (package secretwatch), so that Secrets
-// unrelated to Glance cost the controller nothing.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, secretEvents <-chan event.GenericEvent) error {
+// SetupWithManager watches what the verdicts read: the backend's spec,
+// its Glance's spec and its Deployments' specs and labels through the
+// cache, Secrets through an uncached stream of metadata (package
+// secretwatch), so that Secrets unrelated to Glance cost the controller
+// nothing, and the backstop's periodic events. Status-only changes (a
+// backend's own status write, a Glance's, a rollout's progress) are not
+// inputs of the verdict and enqueue nothing.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, secretEvents, backstop <-chan event.GenericEvent) error {
 	registry := ""
 	if r.Clusters != nil {
 		registry = r.Clusters.Namespace
 	}
 	c := mgr.GetClient()
+	spec := builder.WithPredicates(predicate.GenerationChangedPredicate{})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("glancebackend").
-		For(&v1alpha1.GlanceBackend{}).
-		Watches(&v1alpha1.Glance{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfGlance(c, true))).
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfGlance(c, true))).
+		For(&v1alpha1.GlanceBackend{}, spec).
+		Watches(&v1alpha1.Glance{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfGlance(c, true)), spec).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfGlance(c, true)),
+			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		WatchesRawSource(source.Channel(secretEvents, handler.EnqueueRequestsFromMapFunc(index.BackendsOfSecret(c, registry)))).
+		WatchesRawSource(source.Channel(backstop, &handler.EnqueueRequestForObject{})).
 		Complete(r)
 }

@@ -67,8 +67,8 @@ func TestLeastPrivilege(t *testing.T) {
 		"ClusterRole events.k8s.io/events":                           "create,patch",
 		"ClusterRole glance.openstack.c5c3.io/glances":               "get,list,watch",
 		"ClusterRole glance.openstack.c5c3.io/glancebackends":        "get,list,watch",
-		"ClusterRole glance.openstack.c5c3.io/glances/status":        "update",
-		"ClusterRole glance.openstack.c5c3.io/glancebackends/status": "update",
+		"ClusterRole glance.openstack.c5c3.io/glances/status":        "patch",
+		"ClusterRole glance.openstack.c5c3.io/glancebackends/status": "patch",
 		"Role coordination.k8s.io/leases":                            "create,get,update",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

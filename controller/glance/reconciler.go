@@ -1,7 +1,7 @@
 // Package glance is the Glance reconciler: it aggregates the attached
 // backends' conditions into the Glance's BackendsReady condition and warns
-// on the Glance, with a GlanceBackendSkipped event, about each backend
-// that is not ready.
+// on the Glance, with a GlanceBackendSkipped event, when a backend becomes
+// not ready or its reason changes.
 package glance
 
 import (
@@ -11,9 +11,15 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/c5c3/glance-krm/controller/conditions"
@@ -28,7 +34,7 @@ type Reconciler struct {
 }
 
 // +kubebuilder:rbac:groups=glance.openstack.c5c3.io,resources=glances;glancebackends,verbs=get;list;watch
-// +kubebuilder:rbac:groups=glance.openstack.c5c3.io,resources=glances/status,verbs=update
+// +kubebuilder:rbac:groups=glance.openstack.c5c3.io,resources=glances/status,verbs=patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // pending is a backend that is not credential-ready and projected.
@@ -38,7 +44,9 @@ type pending struct {
 }
 
 // Reconcile writes BackendsReady when it changed and, only then, one
-// warning per pending backend: an unchanged state emits nothing.
+// warning per backend that became pending or is pending for another
+// reason than the condition said before: an unchanged state, or a
+// backend still pending for the same reason, emits nothing.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var g v1alpha1.Glance
 	if err := r.Client.Get(ctx, req.NamespacedName, &g); err != nil {
@@ -74,7 +82,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for i, p := range waiting {
 		names[i] = fmt.Sprintf("%s (%s)", p.Name, p.reason)
 	}
-	pendingList := "; pending: " + strings.Join(names, ", ")
+	pendingList := pendingPrefix + strings.Join(names, ", ")
 	if len(waiting) == 0 {
 		pendingList = ""
 	}
@@ -93,29 +101,77 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		c.Message = fmt.Sprintf("%d backends credential-ready and projected; default store %q", len(backends), defaultStore)
 	}
 
+	before := pendingIn(g.Status.Conditions)
 	next, changed := conditions.Apply(g.Status.Conditions, g.Generation, c)
 	if !changed && g.Status.ObservedGeneration == g.Generation {
 		return ctrl.Result{}, nil
 	}
-	g.Status.Conditions, g.Status.ObservedGeneration = next, g.Generation
-	if err := r.Client.Status().Update(ctx, &g); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	if res, err := conditions.PatchStatus(ctx, r.Client, &g, func() {
+		g.Status.Conditions, g.Status.ObservedGeneration = next, g.Generation
+	}); err != nil || !res.IsZero() {
+		return res, err
 	}
+	// The Event names the objects without a resourceVersion, so that the
+	// recorder folds repeats of one warning into a series.
+	regarding := g.DeepCopy()
+	regarding.ResourceVersion = ""
 	for _, p := range waiting {
-		if p.reason == conditions.NotObserved {
-			continue // not judged yet: its own reconcile will bring it back here
+		if p.reason == conditions.NotObserved || before[p.Name] == p.reason {
+			continue // not judged yet, or already reported for this reason
 		}
-		r.Recorder.Eventf(&g, &p.GlanceBackend, corev1.EventTypeWarning, v1alpha1.EventReasonGlanceBackendSkipped, "Aggregate",
+		related := p.GlanceBackend.DeepCopy()
+		related.ResourceVersion = ""
+		r.Recorder.Eventf(regarding, related, corev1.EventTypeWarning, v1alpha1.EventReasonGlanceBackendSkipped, "Aggregate",
 			"GlanceBackend %q is not ready (%s): %s", p.Name, p.reason, p.message)
 	}
 	return ctrl.Result{}, nil
 }
 
-// SetupWithManager re-aggregates whenever an attached backend changes.
+// pendingPrefix starts the list of pending backends in BackendsReady's
+// message: "; pending: <name> (<reason>), ...".
+const pendingPrefix = "; pending: "
+
+// pendingIn reads back, from the BackendsReady condition written before,
+// which backends were pending and why: the Glance's status is where the
+// last reported state survives a restart or a new leader.
+func pendingIn(conds []metav1.Condition) map[string]string {
+	out := map[string]string{}
+	c := meta.FindStatusCondition(conds, v1alpha1.ConditionBackendsReady)
+	if c == nil {
+		return out
+	}
+	_, list, ok := strings.Cut(c.Message, pendingPrefix)
+	if !ok {
+		return out
+	}
+	for _, item := range strings.Split(list, ", ") {
+		name, reason, ok := strings.Cut(item, " (")
+		if ok {
+			out[name] = strings.TrimSuffix(reason, ")")
+		}
+	}
+	return out
+}
+
+// SetupWithManager re-aggregates whenever an attached backend's
+// conditions or spec change, and when the Glance's own spec does: its
+// own status writes enqueue nothing.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("glance").
-		For(&v1alpha1.Glance{}).
-		Watches(&v1alpha1.GlanceBackend{}, handler.EnqueueRequestsFromMapFunc(index.GlanceOfBackend)).
+		For(&v1alpha1.Glance{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1alpha1.GlanceBackend{}, handler.EnqueueRequestsFromMapFunc(index.GlanceOfBackend),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: backendInputChanged})).
 		Complete(r)
+}
+
+// backendInputChanged tells an update of a backend that the aggregation
+// reads: its spec (glanceRef, isDefault) or its conditions.
+func backendInputChanged(e event.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*v1alpha1.GlanceBackend)
+	n, ok2 := e.ObjectNew.(*v1alpha1.GlanceBackend)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return o.Generation != n.Generation || !equality.Semantic.DeepEqual(o.Status.Conditions, n.Status.Conditions)
 }

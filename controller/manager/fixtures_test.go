@@ -76,7 +76,9 @@ func wired(ns, glanceName string, stores ...string) (*corev1.Secret, *appsv1.Dep
 	}
 	labels := map[string]string{"app": glanceName}
 	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: glanceName, Namespace: ns},
+		// Labelled with its Glance, as the function labels every workload
+		// it wires (the controller caches only those).
+		ObjectMeta: metav1.ObjectMeta{Name: glanceName, Namespace: ns, Labels: map[string]string{v1alpha1.LabelGlance: glanceName}},
 		Spec: appsv1.DeploymentSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{

@@ -7,8 +7,11 @@ import (
 	"context"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -20,6 +23,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/c5c3/glance-krm/controller/backend"
+	"github.com/c5c3/glance-krm/controller/backstop"
 	"github.com/c5c3/glance-krm/controller/clusters"
 	"github.com/c5c3/glance-krm/controller/glance"
 	"github.com/c5c3/glance-krm/controller/index"
@@ -27,8 +31,10 @@ import (
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
-// resync is how often every object is judged again regardless of events.
-var resync = 10 * time.Minute
+// resync is the informers' resync: long, because it re-delivers every
+// cached object (backends, Glances, Deployments) and so judges each
+// backend once per cache; the backstop judges each once per its period.
+var resync = 10 * time.Hour
 
 // Options are the command line's settings.
 type Options struct {
@@ -37,6 +43,9 @@ type Options struct {
 	LeaderElection    bool
 	LeaderElectionNS  string
 	RegistryNamespace string
+	// BackstopPeriod is how often every backend is judged again
+	// regardless of events (backstop.DefaultPeriod when zero).
+	BackstopPeriod time.Duration
 	// NewClient lets tests wrap the manager's client (to count writes).
 	NewClient client.NewClientFunc
 }
@@ -69,9 +78,13 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 		NewClient:               o.NewClient,
 		Cache: cache.Options{
 			DefaultTransform: cache.TransformStripManagedFields(),
-			// The backstop for changes no watch delivered (the contract's
-			// "polled as a backstop"): every backend is judged again.
-			SyncPeriod: &resync,
+			SyncPeriod:       &resync,
+			// Only the Deployments glance-krm wired or generated: it labels
+			// each with its Glance. The cluster's other Deployments are
+			// neither listed, watched nor held.
+			ByObject: map[client.Object]cache.ByObject{
+				&appsv1.Deployment{}: {Label: glanceLabelled()},
+			},
 		},
 		Client: client.Options{Cache: &client.CacheOptions{
 			// Secret data is read live, never through (or into) the cache.
@@ -88,8 +101,16 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 	if err := mgr.Add(&secretwatch.Stream{Client: metadata.NewForConfigOrDie(cfg), Events: secretEvents}); err != nil {
 		return nil, err
 	}
+	period := o.BackstopPeriod
+	if period <= 0 {
+		period = backstop.DefaultPeriod
+	}
+	backstopEvents := make(chan event.GenericEvent, 1024)
+	if err := mgr.Add(&backstop.Backstop{Reader: mgr.GetClient(), Period: period, Events: backstopEvents}); err != nil {
+		return nil, err
+	}
 	registry := &clusters.Registry{Reader: mgr.GetAPIReader(), Namespace: o.RegistryNamespace, Scheme: scheme}
-	if err := (&backend.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clusters: registry}).SetupWithManager(mgr, secretEvents); err != nil {
+	if err := (&backend.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clusters: registry}).SetupWithManager(mgr, secretEvents, backstopEvents); err != nil {
 		return nil, err
 	}
 	if err := (&glance.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("glance-krm-controller")}).SetupWithManager(mgr); err != nil {
@@ -102,4 +123,14 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// glanceLabelled selects objects that carry the
+// glance.openstack.c5c3.io/glance label.
+func glanceLabelled() labels.Selector {
+	req, err := labels.NewRequirement(v1alpha1.LabelGlance, selection.Exists, nil)
+	if err != nil {
+		panic(err)
+	}
+	return labels.NewSelector().Add(*req)
 }

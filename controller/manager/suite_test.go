@@ -32,6 +32,7 @@ var (
 	cfg          *rest.Config
 	k8s          client.Client // the tests' own client, not the controller's
 	statusWrites atomic.Int64
+	controller   ctrl.Manager // the controller under test, for its cache
 	logs         syncBuffer
 )
 
@@ -76,6 +77,7 @@ func TestMain(m *testing.M) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, err := manager.New(ctx, cfg, manager.Options{
+		BackstopPeriod: time.Hour,
 		MetricsAddr: "0", ProbeAddr: "0", RegistryNamespace: "c5c3-clusters",
 		NewClient: countingClient,
 	})
@@ -83,6 +85,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	controller = mgr
 	done := make(chan error)
 	go func() { done <- mgr.Start(ctx) }()
 	code := m.Run()
@@ -105,6 +108,10 @@ func countingClient(config *rest.Config, options client.Options) (client.Client,
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 			statusWrites.Add(1)
 			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			statusWrites.Add(1)
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 	}), nil
 }

@@ -1,0 +1,53 @@
+package backend
+
+import (
+	"sync"
+
+	"gopkg.in/ini.v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// sections remembers the store sections of rendered backends Secrets. A
+// rendered Secret is immutable and named by its content, so what its
+// name held once it holds for good: each is read and parsed once, not
+// once per sibling backend and reconcile.
+type sections struct {
+	mu   sync.Mutex
+	byID map[string]map[string]bool
+}
+
+// maxRemembered bounds the memory: a cluster keeps at most a few rendered
+// Secrets per Glance; past this many, the oldest knowledge is dropped
+// wholesale and read again on demand.
+const maxRemembered = 8192
+
+func (c *sections) get(id string) (map[string]bool, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.byID[id]
+	return s, ok
+}
+
+// parse reads a backends Secret's sections, remembering them when the
+// Secret is immutable.
+func (c *sections) parse(id string, s *corev1.Secret) (map[string]bool, error) {
+	conf, err := ini.Load(s.Data[v1alpha1.KeyBackendsConf])
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, name := range conf.SectionStrings() {
+		out[name] = true
+	}
+	if s.Immutable != nil && *s.Immutable {
+		c.mu.Lock()
+		if c.byID == nil || len(c.byID) >= maxRemembered {
+			c.byID = map[string]map[string]bool{}
+		}
+		c.byID[id] = out
+		c.mu.Unlock()
+	}
+	return out, nil
+}
