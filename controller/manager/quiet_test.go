@@ -185,4 +185,3 @@ func TestUnrelatedDeploymentsAreNotCached(t *testing.T) {
 		return nil
 	})
 }
-

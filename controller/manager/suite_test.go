@@ -78,7 +78,7 @@ func TestMain(m *testing.M) {
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, err := manager.New(ctx, cfg, manager.Options{
 		BackstopPeriod: time.Hour,
-		MetricsAddr: "0", ProbeAddr: "0", RegistryNamespace: "c5c3-clusters",
+		MetricsAddr:    "0", ProbeAddr: "0", RegistryNamespace: "c5c3-clusters",
 		NewClient: countingClient,
 	})
 	if err != nil {
