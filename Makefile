@@ -22,7 +22,7 @@ export KUSTOMIZE_BIN    := $(KUSTOMIZE)
 export CONTROLLER_GEN_BIN := $(CONTROLLER_GEN)
 export VERSITYGW_BIN    := $(VERSITYGW)
 
-.PHONY: seed-render generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench fuzz generate tools deps-python deps-glance clean
+.PHONY: seed-render generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench bench-controller fuzz generate tools deps-python deps-glance clean
 
 all: build
 
@@ -60,6 +60,7 @@ test: unit e2e-glance e2e-chainsaw e2e-packaging
 unit: build tools deps-python deps-glance
 	go vet ./...
 	go vet -tags e2e ./tests/e2e/glance/
+	go vet -tags scale ./tests/scale/
 	KUBEBUILDER_ASSETS="$$(CACHE=$(CACHE) bash hack/envtest-assets.sh)" \
 	GLANCE_ROOTFS_TRIXIE="$$(CACHE=$(CACHE) bash tests/e2e/glance/rootfs.sh trixie)" \
 	GLANCE_ROOTFS_SID="$$(CACHE=$(CACHE) bash tests/e2e/glance/rootfs.sh sid)" \
@@ -114,6 +115,13 @@ e2e-packaging: image
 ## bench: benchmarks against their floors, written to BENCHMARKS.md (not in make test)
 bench: build $(KUSTOMIZE) image
 	CACHE=$(CACHE) bash hack/bench.sh
+
+## bench-controller: the runtime controller at scale (100 Glances, 1,000
+## backends, 10,000 unrelated Deployments and Secrets) on a real API server,
+## written with goals and verdicts into BENCHMARKS.md (not in make test)
+bench-controller: build
+	KUBEBUILDER_ASSETS="$$(CACHE=$(CACHE) bash hack/envtest-assets.sh)" \
+	  go test -tags scale -count=1 -v -timeout 30m -run TestControllerAtScale ./tests/scale/
 
 ## fuzz: each fuzz target for FUZZTIME (make test runs their seed corpus)
 FUZZTIME ?= 1m

@@ -120,6 +120,8 @@ mb() { awk -v x="$1" 'BEGIN{printf "%.1f", x/1e6}'; }
 verdict() { awk -v x="$1" -v lim="$2" 'BEGIN{print (x <= lim) ? "met" : "not met"}'; }
 r1000=$(ratio "$p1000" "$f1000")
 share=$(awk -v a="$large_alone" -v b="$large_fn" 'BEGIN{printf "%.0f", 100*a/b}')
+# make bench-controller's section survives this rewrite.
+controller_section="$(awk '/<!-- bench-controller:start -->/{p=1} p{print} /<!-- bench-controller:end -->/{p=0}' BENCHMARKS.md 2>/dev/null || true)"
 cat > BENCHMARKS.md <<EOT
 # Benchmarks
 
@@ -193,4 +195,5 @@ hand as \`glance-krm-fn < resourcelist.yaml\`): $large_alone ms of the $large_fn
 | function start to exit on an empty ResourceList (median of 50) | $start_ms ms |
 | /bin/true start to exit, same loop (the process floor) | $true_ms ms |
 EOT
+if [ -n "$controller_section" ]; then printf '\n%s\n' "$controller_section" >> BENCHMARKS.md; fi
 echo "wrote BENCHMARKS.md" >&2

@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -143,6 +144,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, secretEvents, backstop <
 	spec := builder.WithPredicates(predicate.GenerationChangedPredicate{})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("glancebackend").
+		// Backends are judged independently; each verdict waits on a
+		// live Secret read and a status write, so a few run side by side.
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		For(&v1alpha1.GlanceBackend{}, spec).
 		Watches(&v1alpha1.Glance{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfGlance(c, true)), spec).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfGlance(c, true)),

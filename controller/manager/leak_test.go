@@ -49,6 +49,17 @@ func TestNoSecretLeaks(t *testing.T) {
 	wantCondition(t, ra, v1alpha1.ConditionCredentialsReady, "False", v1alpha1.ReasonTargetClusterUnavailable)
 	wantCondition(t, remote, v1alpha1.ConditionBackendsReady, "False", v1alpha1.ReasonNoDefaultBackend)
 
+	// The Glances aggregate (and warn) a moment after their backends.
+	eventually(t, "the Glances' warnings", func() error {
+		var list eventsv1.EventList
+		if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(list.Items) == 0 {
+			return errNotYet(0)
+		}
+		return nil
+	})
 	var seen strings.Builder
 	var backends v1alpha1.GlanceBackendList
 	var glances v1alpha1.GlanceList
