@@ -407,9 +407,9 @@ func requestsSince(t *testing.T, since time.Time) requests {
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		var e struct {
-			Verb      string
-			User      struct{ Username string }
-			ObjectRef *struct{ Resource, Subresource string }
+			Verb                     string
+			User                     struct{ Username string }
+			ObjectRef                *struct{ Resource, Subresource string }
 			RequestReceivedTimestamp time.Time
 		}
 		if json.Unmarshal(sc.Bytes(), &e) != nil || e.User.Username != controllerUser || e.RequestReceivedTimestamp.Before(since) {
@@ -600,4 +600,3 @@ func write(t *testing.T, path, content string) string {
 	}
 	return path
 }
-
