@@ -78,6 +78,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			waiting = append(waiting, pending{*b, reason, msg})
 		}
 	}
+	if slices.ContainsFunc(waiting, func(p pending) bool { return p.reason == conditions.NotObserved }) {
+		// A backend not judged yet (just created, or its spec just changed):
+		// its judgement, a moment away, brings this Glance back here. Not
+		// writing the transient state saves a status write per Glance.
+		return ctrl.Result{}, nil
+	}
 
 	c := conditions.Condition{Type: v1alpha1.ConditionBackendsReady}
 	names := make([]string, len(waiting))
@@ -118,8 +124,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	regarding := g.DeepCopy()
 	regarding.ResourceVersion = ""
 	for _, p := range waiting {
-		if p.reason == conditions.NotObserved || before[p.Name] == p.reason {
-			continue // not judged yet, or already reported for this reason
+		if before[p.Name] == p.reason {
+			continue // already reported for this reason
 		}
 		related := p.GlanceBackend.DeepCopy()
 		related.ResourceVersion = ""
@@ -177,8 +183,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // that wait at the same time into one.
 type debounced struct{}
 
+// Create: a backend not judged yet changes nothing of the aggregate (its
+// judgement is an update); one already judged (a restart's initial list)
+// does.
 func (debounced) Create(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	enqueueGlance(e.Object, q)
+	if b, ok := e.Object.(*v1alpha1.GlanceBackend); !ok || len(b.Status.Conditions) > 0 {
+		enqueueGlance(e.Object, q)
+	}
 }
 
 func (debounced) Update(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
