@@ -145,8 +145,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, secretEvents, backstop <
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("glancebackend").
 		// Backends are judged independently; each verdict waits on a
-		// live Secret read and a status write, so a few run side by side.
-		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
+		// live Secret read and a status write, so several run side by side.
+		WithOptions(controller.Options{MaxConcurrentReconciles: 8}).
 		For(&v1alpha1.GlanceBackend{}, spec).
 		Watches(&v1alpha1.Glance{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfGlance(c, true)), spec).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(index.BackendsOfGlance(c, true)),

@@ -9,19 +9,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/c5c3/glance-krm/controller/conditions"
@@ -161,64 +154,15 @@ func pendingIn(conds []metav1.Condition) map[string]string {
 	return out
 }
 
-// Debounce is how long a backend's change waits before its Glance is
-// aggregated: the changes of all its backends within it (a render that
-// touches all of them, the initial judgement of each) make one
-// aggregation and one status write, not one per backend.
-const Debounce = time.Second
-
-// SetupWithManager re-aggregates whenever an attached backend's
-// conditions or spec change (debounced), and when the Glance's own spec
-// does: its own status writes enqueue nothing.
+// SetupWithManager aggregates a Glance when its backends' conditions or
+// specs change and every one of them is judged (package events.go): not
+// on its own status writes, and not once per backend while they are
+// being judged.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	e := enqueuer{reader: mgr.GetClient()}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("glance").
-		For(&v1alpha1.Glance{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&v1alpha1.GlanceBackend{}, debounced{}).
+		Watches(&v1alpha1.Glance{}, glanceEvents{e}).
+		Watches(&v1alpha1.GlanceBackend{}, backendEvents{e}).
 		Complete(r)
-}
-
-// debounced enqueues a backend's Glance Debounce after the backend's
-// aggregated inputs changed; the queue folds the requests of one Glance
-// that wait at the same time into one.
-type debounced struct{}
-
-// Create: a backend not judged yet changes nothing of the aggregate (its
-// judgement is an update); one already judged (a restart's initial list)
-// does.
-func (debounced) Create(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	if b, ok := e.Object.(*v1alpha1.GlanceBackend); !ok || len(b.Status.Conditions) > 0 {
-		enqueueGlance(e.Object, q)
-	}
-}
-
-func (debounced) Update(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	if backendInputChanged(e) {
-		enqueueGlance(e.ObjectNew, q)
-	}
-}
-
-func (debounced) Delete(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	enqueueGlance(e.Object, q)
-}
-
-func (debounced) Generic(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	enqueueGlance(e.Object, q)
-}
-
-func enqueueGlance(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	for _, req := range index.GlanceOfBackend(context.Background(), o) {
-		q.AddAfter(req, Debounce)
-	}
-}
-
-// backendInputChanged tells an update of a backend that the aggregation
-// reads: its spec (glanceRef, isDefault) or its conditions.
-func backendInputChanged(e event.UpdateEvent) bool {
-	o, ok1 := e.ObjectOld.(*v1alpha1.GlanceBackend)
-	n, ok2 := e.ObjectNew.(*v1alpha1.GlanceBackend)
-	if !ok1 || !ok2 {
-		return true
-	}
-	return o.Generation != n.Generation || !equality.Semantic.DeepEqual(o.Status.Conditions, n.Status.Conditions)
 }
