@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -80,20 +81,14 @@ func mountsStore(ctx context.Context, r readers, g *v1alpha1.Glance, d *appsv1.D
 	if secretName == "" {
 		return fmt.Sprintf("Deployment %q mounts no backends Secret (volume %q): render it with glance-krm", d.Name, v1alpha1.VolumeConfig), nil
 	}
-	id := r.cluster + "/" + g.Namespace + "/" + secretName
-	found, ok := r.sections.get(id)
-	if !ok {
-		var s corev1.Secret
-		if err := r.secrets.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: secretName}, &s); err != nil {
-			if apierrors.IsNotFound(err) {
-				return fmt.Sprintf("Deployment %q mounts Secret %q, which does not exist", d.Name, secretName), nil
-			}
-			return "", err
-		}
-		var err error
-		if found, err = r.sections.parse(id, &s); err != nil {
-			return fmt.Sprintf("%s of Secret %q does not parse: %v", v1alpha1.KeyBackendsConf, secretName, err), nil
-		}
+	found, err := r.sections.read(ctx, r.cluster, r.secrets, g.Namespace, secretName)
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Sprintf("Deployment %q mounts Secret %q, which does not exist", d.Name, secretName), nil
+	case errors.As(err, new(parseError)):
+		return fmt.Sprintf("%s of Secret %q does not parse: %v", v1alpha1.KeyBackendsConf, secretName, err), nil
+	case err != nil:
+		return "", err
 	}
 	if !found[store] {
 		return fmt.Sprintf("%s of Secret %q, mounted by Deployment %q, has no [%s] section", v1alpha1.KeyBackendsConf, secretName, d.Name, store), nil
