@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/c5c3/glance-krm/controller/manager"
+	"github.com/c5c3/glance-krm/internal/testenv"
 )
 
 // The suite runs the assembled controller against a real kube-apiserver
@@ -129,15 +130,5 @@ func namespace(t *testing.T) string {
 // eventually polls until check passes, for at most a minute.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.Eventually(t, time.Minute, 100*time.Millisecond, what, check)
 }

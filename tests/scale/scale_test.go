@@ -104,7 +104,7 @@ rules:
 	t0 := time.Now()
 	// Listing 1,000 backends costs the API server, so this polls every 2
 	// s; the time is the audit log's, of the last backend status write.
-	poll(t, convergenceLimit, 2*time.Second, "every backend judged", func() error {
+	testenv.Eventually(t, convergenceLimit, 2*time.Second, "every backend judged", func() error {
 		n, err := judged()
 		if err == nil && n < namespaces*glancesPerNS*backendsPerGl {
 			err = fmt.Errorf("%d judged", n)
@@ -351,23 +351,7 @@ type eventCount struct{ objects, total, distinct int }
 
 func eventually(t *testing.T, limit time.Duration, what string, check func() error) {
 	t.Helper()
-	poll(t, limit, 20*time.Millisecond, what, check)
-}
-
-// poll checks every interval until check passes or limit passes.
-func poll(t *testing.T, limit, interval time.Duration, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(interval)
-	}
+	testenv.Eventually(t, limit, 20*time.Millisecond, what, check)
 }
 
 // requests counts the controller's API requests by verb and resource.
