@@ -22,9 +22,13 @@ export KUSTOMIZE_BIN    := $(KUSTOMIZE)
 export CONTROLLER_GEN_BIN := $(CONTROLLER_GEN)
 export VERSITYGW_BIN    := $(VERSITYGW)
 
-.PHONY: seed-render generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench bench-controller fuzz generate tools deps-python deps-glance clean
+.PHONY: help seed-render generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench bench-controller fuzz generate tools deps-python deps-glance clean
 
 all: build
+
+## help: this list
+help:
+	@awk '/^## /{sub(/^## /, ""); print}' $(MAKEFILE_LIST)
 
 ## build: the KRM function and controller binaries (bin/)
 build:
