@@ -8,7 +8,6 @@ import (
 
 	"go.uber.org/zap/zapcore"
 	"os"
-	"path/filepath"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sync/atomic"
@@ -56,19 +55,9 @@ func (s *syncBuffer) String() string {
 }
 
 func TestMain(m *testing.M) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests through `make test`")
-		os.Exit(1)
-	}
-	testEnv = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "krm", "crds")},
-		ErrorIfCRDPathMissing: true,
-	}
-	// Everything the controller logs, at every verbosity, kept for the
-	// secret-leak test to search.
 	ctrl.SetLogger(zap.New(zap.WriteTo(&logs), zap.UseDevMode(true), zap.Level(zapcore.Level(-10))))
 	var err error
-	if cfg, err = testEnv.Start(); err != nil {
+	if testEnv, cfg, err = testenv.StartAPIServer(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -23,13 +23,22 @@ func RepoRoot() string {
 // hack/envtest-assets.sh) with glance-krm's CRDs and the given others
 // installed.
 func StartAPIServer(extraCRDPaths ...string) (*envtest.Environment, *rest.Config, error) {
+	return StartAPIServerWith(func(env *envtest.Environment) {
+		env.CRDDirectoryPaths = append(env.CRDDirectoryPaths, extraCRDPaths...)
+	})
+}
+
+// StartAPIServerWith is StartAPIServer with the environment adjusted
+// before it starts (API server flags, more CRDs).
+func StartAPIServerWith(adjust func(*envtest.Environment)) (*envtest.Environment, *rest.Config, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, nil, errors.New("KUBEBUILDER_ASSETS is not set: run the tests through `make test`, which provides kube-apiserver and etcd")
 	}
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     append([]string{filepath.Join(RepoRoot(), "krm", "crds")}, extraCRDPaths...),
+		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "krm", "crds")},
 		ErrorIfCRDPathMissing: true,
 	}
+	adjust(env)
 	cfg, err := env.Start()
 	return env, cfg, err
 }

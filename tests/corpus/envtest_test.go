@@ -3,11 +3,12 @@ package corpus_test
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/c5c3/glance-krm/internal/testenv"
 )
 
 // One real kube-apiserver and etcd (envtest) with the generated CRDs for
@@ -19,16 +20,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests through `make test`, which provides kube-apiserver and etcd")
-		os.Exit(1)
-	}
-	testEnv = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "krm", "crds")},
-		ErrorIfCRDPathMissing: true,
-	}
 	var err error
-	if cfg, err = testEnv.Start(); err != nil {
+	if testEnv, cfg, err = testenv.StartAPIServer(); err != nil {
 		// A CRD whose CEL rules exceed the API server's cost budget is
 		// refused here, which fails the suite.
 		fmt.Fprintln(os.Stderr, "starting kube-apiserver and etcd with the CRDs:", err)

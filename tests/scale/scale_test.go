@@ -77,11 +77,10 @@ rules:
   users: [`+controllerUser+`]
 - level: None
 `)
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join(root, "krm", "crds")}, ErrorIfCRDPathMissing: true}
-	api := env.ControlPlane.GetAPIServer()
-	api.Configure().Set("audit-policy-file", policy).Set("audit-log-path", auditLog).Set("audit-log-format", "json").
-		Set("audit-log-mode", "blocking")
-	cfg, err := env.Start()
+	env, cfg, err := testenv.StartAPIServerWith(func(env *envtest.Environment) {
+		env.ControlPlane.GetAPIServer().Configure().Set("audit-policy-file", policy).Set("audit-log-path", auditLog).
+			Set("audit-log-format", "json").Set("audit-log-mode", "blocking")
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

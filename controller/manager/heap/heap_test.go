@@ -7,8 +7,6 @@ package heap_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -21,9 +19,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/c5c3/glance-krm/controller/manager"
+	"github.com/c5c3/glance-krm/internal/testenv"
 )
 
 const (
@@ -33,12 +31,8 @@ const (
 )
 
 func TestHeapWithManyUnrelatedSecrets(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests through `make test`")
-	}
 	ctrl.SetLogger(logr.Discard())
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "krm", "crds")}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
+	env, cfg, err := testenv.StartAPIServer()
 	if err != nil {
 		t.Fatal(err)
 	}
