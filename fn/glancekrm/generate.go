@@ -55,11 +55,9 @@ func (r *run) generate(ge *glanceEntry, units []*apiUnit) ([]string, error) {
 			gen.add(toKubeObject(hpa(g, u.api.GlanceAPISpec)))
 		}
 		if len(g.Spec.APIs) > 0 {
-			name := v1alpha1.APIObjectName(g.Name, u.api.Name)
-			if u.api.Name == v1alpha1.DefaultAPIName {
-				name = g.Name + "-" + u.api.Name
-			}
-			gen.add(toKubeObject(service(g, name, u.api.Name, u.api.Name)))
+			// Every API's own Service is <glance>-<api>, the default API's
+			// too: <glance> is the stable one.
+			gen.add(toKubeObject(service(g, g.Name+"-"+u.api.Name, u.api.Name, u.api.Name)))
 		}
 		if g.Spec.NetworkPolicy != nil && u.api.Name != v1alpha1.DefaultAPIName {
 			gen.add(toKubeObject(networkPolicy(g, u.api.Name, hosts(u.backends))))
