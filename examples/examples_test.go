@@ -4,6 +4,7 @@ package examples_test
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,62 +13,45 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/c5c3/glance-krm/internal/testenv"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
 var fnBinary string
 
 // TestMain builds the function where the examples' exec path points
-// (bin/glance-krm-fn), so `go test ./examples/` works on its own.
+// (bin/glance-krm-fn), so `go test ./examples/` works on its own; under
+// -short nothing is built and every test here skips (they all run
+// kustomize).
 func TestMain(m *testing.M) {
+	flag.Parse()
 	root, _ := filepath.Abs("..")
 	fnBinary = filepath.Join(root, "bin", "glance-krm-fn")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", fnBinary, "./fn")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the function:", err)
-		os.Exit(1)
+	if !testing.Short() {
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", fnBinary, "./fn")
+		cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building the function:", err)
+			os.Exit(1)
+		}
 	}
 	os.Exit(m.Run())
 }
 
-func kustomizeBin(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv("KUSTOMIZE_BIN")
-	if bin == "" {
-		t.Fatal("KUSTOMIZE_BIN is not set: run the tests through `make test`, which builds the pinned kustomize")
-	}
-	return bin
-}
+func kustomizeBin(t *testing.T) string { t.Helper(); return testenv.Kustomize(t) }
 
 // build runs `kustomize build` with the flags every doc of ours gives.
 func build(t *testing.T, dir string, flags ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	if flags == nil {
-		flags = []string{"--enable-alpha-plugins", "--enable-exec"}
-	}
-	cmd := exec.Command(kustomizeBin(t), append([]string{"build"}, append(flags, dir)...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
-	return out.String(), errb.String(), err
+	return testenv.KustomizeBuild(t, dir, flags...)
 }
 
 func mustBuild(t *testing.T, dir string) []*yaml.RNode {
 	t.Helper()
-	out, stderr, err := build(t, dir)
-	if err != nil {
-		t.Fatalf("kustomize build %s: %v\n%s", dir, err, stderr)
-	}
-	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(out)}).Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nodes
+	return testenv.MustBuild(t, dir)
 }
 
 func find(t *testing.T, nodes []*yaml.RNode, kind, namePrefix string) *yaml.RNode {
@@ -236,24 +220,9 @@ func TestTwoDefaultsExampleFailsTheBuild(t *testing.T) {
 func copyExample(t *testing.T, name string) string {
 	t.Helper()
 	dir := t.TempDir()
-	err := filepath.WalkDir(name, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(name, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		b = bytes.ReplaceAll(b, []byte("../../bin/glance-krm-fn"), []byte(fnBinary))
-		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+	testenv.CopyTree(t, name, dir, func(_ string, b []byte) []byte {
+		return bytes.ReplaceAll(b, []byte("../../bin/glance-krm-fn"), []byte(fnBinary))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return dir
 }
 

@@ -22,7 +22,7 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "credentials" {
 		os.Exit(credentials(os.Args[2:], os.Stderr))
 	}
-	os.Exit(run(os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(filter(os.Stdin, os.Stdout, os.Stderr))
 }
 
 // credentials is the init container the function wires into every
@@ -45,17 +45,17 @@ func credentials(args []string, stderr io.Writer) int {
 	return 0
 }
 
-// run exits non-zero whenever an error result exists: kustomize and kpt
+// filter exits non-zero whenever an error result exists: kustomize and kpt
 // judge a function by its exit code, not by the severity of its results.
 // Errors and warnings also go to stderr, one line each, because kustomize
 // shows a failed function's stderr but not the results in its output.
-func run(stdin io.Reader, stdout, stderr io.Writer) int {
+func filter(stdin io.Reader, stdout, stderr io.Writer) int {
 	in, err := io.ReadAll(stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: reading stdin: %v\n", glancekrm.Name, err)
 		return 1
 	}
-	out, results, err := glancekrm.Run(in)
+	out, results, err := glancekrm.Transform(in)
 	if out == nil && err != nil {
 		// The input never reached the function (not a ResourceList): answer
 		// with a ResourceList holding one error result, so an orchestrator

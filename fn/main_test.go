@@ -40,7 +40,7 @@ func TestRunExitCodes(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := run(strings.NewReader(tc.in), &stdout, &stderr)
+			code := filter(strings.NewReader(tc.in), &stdout, &stderr)
 			if code != tc.code {
 				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.code, stderr.String())
 			}

@@ -23,14 +23,14 @@ median() { grep -E "^Benchmark$1-" "$work/bench.txt" | awk '{print $3}' | sort -
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 
 sizes=(1 10 100 1000)
+declare -A p f
 rows=""
 ms() { awk -v x="$1" 'BEGIN{printf "%.2f", x/1e6}'; }
 for n in "${sizes[@]}"; do
-  p=$(median "Process/glances=$n"); f=$(median "Floor/glances=$n"); w=$(median "FloorItemWriter/glances=$n")
-  rows+="| $n | $(ms "$p") | $(ms "$f") | $(ratio "$p" "$f") | $(ms "$w") | $(ratio "$p" "$w") |"$'\n'
-  eval "p$n=$p f$n=$f"
+  p[$n]=$(median "Process/glances=$n"); f[$n]=$(median "Floor/glances=$n"); w=$(median "FloorItemWriter/glances=$n")
+  rows+="| $n | $(ms "${p[$n]}") | $(ms "${f[$n]}") | $(ratio "${p[$n]}" "${f[$n]}") | $(ms "$w") | $(ratio "${p[$n]}" "$w") |"$'\n'
 done
-growth_p=$(ratio "$p1000" "$p100"); growth_f=$(ratio "$f1000" "$f100")
+growth_p=$(ratio "${p[1000]}" "${p[100]}"); growth_f=$(ratio "${f[1000]}" "${f[100]}")
 
 # kustomize build with the function against the same output as static files,
 # alternating, in one run.
@@ -118,7 +118,7 @@ true_ms=$(printf '%s\n' "${true_starts[@]}" | sort -n | awk '{x[NR]=$1} END {pri
 
 mb() { awk -v x="$1" 'BEGIN{printf "%.1f", x/1e6}'; }
 verdict() { awk -v x="$1" -v lim="$2" 'BEGIN{print (x <= lim) ? "met" : "not met"}'; }
-r1000=$(ratio "$p1000" "$f1000")
+r1000=$(ratio "${p[1000]}" "${f[1000]}")
 share=$(awk -v a="$large_alone" -v b="$large_fn" 'BEGIN{printf "%.0f", 100*a/b}')
 # make bench-controller's section survives this rewrite.
 controller_section="$(awk '/<!-- bench-controller:start -->/{p=1} p{print} /<!-- bench-controller:end -->/{p=0}' BENCHMARKS.md 2>/dev/null || true)"

@@ -28,7 +28,7 @@ in_rootfs "$sid" -- 2026.2 sid > "$out/2026.2.json" 2>/dev/null
 # Releases Debian does not ship: the sources at the release's tag, on sid's
 # python and oslo libraries.
 for spec in "2025.2 31.0.0 stable/2025.2" "2026.1 32.0.0 stable/2026.1"; do
-  set -- $spec
+  read -r -a parts <<< "$spec"; set -- "${parts[@]}"
   if [ -z "${GLANCE_SRC:-}" ] || [ -z "${GLANCE_STORE_SRC:-}" ]; then
     echo "generate-catalogs: GLANCE_SRC/GLANCE_STORE_SRC unset: $1 kept as committed" >&2
     continue

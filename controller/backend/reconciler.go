@@ -53,16 +53,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, &b); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	cred, proj, requeue, remote, err := r.verdicts(ctx, &b)
+	v, err := r.verdicts(ctx, &b)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	ready := conditions.Condition{Type: v1alpha1.ConditionReady, OK: cred.OK && proj.OK,
-		Reason: v1alpha1.ReasonAllReady, Message: "credentials available and configuration projected"}
-	if !ready.OK {
-		ready.Reason, ready.Message = v1alpha1.ReasonNotAllReady, notReadyMessage(cred, proj)
-	}
-	next, changed := conditions.Apply(b.Status.Conditions, b.Generation, cred, proj, ready)
+	next, changed := conditions.Apply(b.Status.Conditions, b.Generation, v.Credentials, v.Projection, readiness(v.Credentials, v.Projection))
 	if changed || b.Status.ObservedGeneration != b.Generation {
 		if res, err := conditions.PatchStatus(ctx, r.Client, &b, func() {
 			b.Status.Conditions, b.Status.ObservedGeneration = next, b.Generation
@@ -71,48 +66,68 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	switch {
-	case requeue:
+	case v.Requeue:
 		return ctrl.Result{RequeueAfter: RequeueAfter}, nil
-	case remote:
+	case v.Remote:
 		return ctrl.Result{RequeueAfter: RemotePoll}, nil
 	}
 	return ctrl.Result{}, nil
 }
 
+// verdict is what a backend's reconcile found out.
+type verdict struct {
+	Credentials, Projection conditions.Condition
+	Requeue                 bool // the parent or its target cluster is missing: look again soon
+	Remote                  bool // judged on a target cluster, whose objects are not watched: poll
+}
+
 // verdicts finds the parent Glance and the cluster its objects live on,
 // then judges credentials and projection there.
-func (r *Reconciler) verdicts(ctx context.Context, b *v1alpha1.GlanceBackend) (cred, proj conditions.Condition, requeue, remote bool, err error) {
-	cred = conditions.Condition{Type: v1alpha1.ConditionCredentialsReady}
-	proj = conditions.Condition{Type: v1alpha1.ConditionConfigProjected, Reason: v1alpha1.ReasonWaitingForProjection}
-
+func (r *Reconciler) verdicts(ctx context.Context, b *v1alpha1.GlanceBackend) (verdict, error) {
+	v := verdict{
+		Credentials: conditions.Condition{Type: v1alpha1.ConditionCredentialsReady},
+		Projection:  conditions.Condition{Type: v1alpha1.ConditionConfigProjected, Reason: v1alpha1.ReasonWaitingForProjection},
+	}
 	var g v1alpha1.Glance
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.GlanceRef.Name}, &g); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return cred, proj, false, false, err
+			return v, err
 		}
-		cred.Reason = v1alpha1.ReasonWaitingForParent
-		cred.Message = fmt.Sprintf("no Glance %q in namespace %q, so the cluster holding this backend's credentials is unknown", b.Spec.GlanceRef.Name, b.Namespace)
-		proj.Message = fmt.Sprintf("waiting for Glance %q", b.Spec.GlanceRef.Name)
-		return cred, proj, true, false, nil
+		v.Credentials.Reason = v1alpha1.ReasonWaitingForParent
+		v.Credentials.Message = fmt.Sprintf("no Glance %q in namespace %q, so the cluster holding this backend's credentials is unknown", b.Spec.GlanceRef.Name, b.Namespace)
+		v.Projection.Message = fmt.Sprintf("waiting for Glance %q", b.Spec.GlanceRef.Name)
+		v.Requeue = true
+		return v, nil
 	}
 
 	rd := readers{objects: r.Client, live: r.APIReader, secrets: r.APIReader, sections: &r.sections}
 	if ref := g.Spec.TargetClusterRef; ref != nil {
 		c, err := r.Clusters.Client(ctx, ref.Name)
 		if err != nil {
-			cred.Reason, cred.Message = v1alpha1.ReasonTargetClusterUnavailable, err.Error()
-			proj.Message = fmt.Sprintf("target cluster %q is unavailable", ref.Name)
-			return cred, proj, true, false, nil
+			v.Credentials.Reason, v.Credentials.Message = v1alpha1.ReasonTargetClusterUnavailable, err.Error()
+			v.Projection.Message = fmt.Sprintf("target cluster %q is unavailable", ref.Name)
+			v.Requeue = true
+			return v, nil
 		}
-		rd, remote = readers{cluster: ref.Name, objects: c, live: c, secrets: c, sections: &r.sections}, true
+		rd, v.Remote = readers{cluster: ref.Name, objects: c, live: c, secrets: c, sections: &r.sections}, true
 	}
+	var err error
 	if b.Spec.S3 == nil {
-		cred.Reason, cred.Message = v1alpha1.ReasonWaitingForCredentials, "spec.s3 is not set"
-	} else if cred, err = credentials(ctx, rd.secrets, b.Namespace, b.Spec.S3.CredentialsSecretRef.Name); err != nil {
-		return cred, proj, false, remote, err
+		v.Credentials.Reason, v.Credentials.Message = v1alpha1.ReasonWaitingForCredentials, "spec.s3 is not set"
+	} else if v.Credentials, err = credentials(ctx, rd.secrets, b.Namespace, b.Spec.S3.CredentialsSecretRef.Name); err != nil {
+		return v, err
 	}
-	proj, err = projection(ctx, rd, &g, b.Name)
-	return cred, proj, false, remote, err
+	v.Projection, err = projection(ctx, rd, &g, b.Name)
+	return v, err
+}
+
+// readiness is the Ready condition: both others True.
+func readiness(cred, proj conditions.Condition) conditions.Condition {
+	if cred.OK && proj.OK {
+		return conditions.Condition{Type: v1alpha1.ConditionReady, OK: true, Reason: v1alpha1.ReasonAllReady,
+			Message: "credentials available and configuration projected"}
+	}
+	return conditions.Condition{Type: v1alpha1.ConditionReady, Reason: v1alpha1.ReasonNotAllReady, Message: notReadyMessage(cred, proj)}
 }
 
 func notReadyMessage(cs ...conditions.Condition) string {

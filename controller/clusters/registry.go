@@ -63,11 +63,11 @@ func (r *Registry) Client(ctx context.Context, name string) (client.Client, erro
 	}
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(s.Data[KeyKubeconfig])
 	if err != nil {
-		return nil, fmt.Errorf("target cluster %q: the %s key of Secret %s/%s is not a usable kubeconfig: %v", name, KeyKubeconfig, r.Namespace, name, err)
+		return nil, fmt.Errorf("target cluster %q: the %s key of Secret %s/%s is not a usable kubeconfig: %w", name, KeyKubeconfig, r.Namespace, name, err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: r.Scheme})
 	if err != nil {
-		return nil, fmt.Errorf("target cluster %q: %v", name, err)
+		return nil, fmt.Errorf("target cluster %q: %w", name, err)
 	}
 	if r.clients == nil {
 		r.clients = map[string]cached{}

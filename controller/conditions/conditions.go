@@ -37,23 +37,17 @@ func Apply(current []metav1.Condition, generation int64, conds ...Condition) ([]
 	return next, !equality.Semantic.DeepEqual(current, next)
 }
 
-// IsTrue tells whether the condition of this type is True and describes
-// the given generation, so a verdict about an older spec does not count.
-func IsTrue(conds []metav1.Condition, typ string, generation int64) bool {
-	c := meta.FindStatusCondition(conds, typ)
-	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation
-}
-
 // NotObserved stands for a condition not reported for the current
 // generation yet.
 const NotObserved = "NotObserved"
 
-// Reason is the condition's reason, or NotObserved when it is absent or
+// Observed is the condition of this type as reported for the given
+// generation, or one with reason NotObserved when it is absent or
 // describes an older generation.
-func Reason(conds []metav1.Condition, typ string, generation int64) (reason, message string) {
+func Observed(conds []metav1.Condition, typ string, generation int64) Condition {
 	c := meta.FindStatusCondition(conds, typ)
 	if c == nil || c.ObservedGeneration != generation {
-		return NotObserved, typ + " has not been reported for this generation yet"
+		return Condition{Type: typ, Reason: NotObserved, Message: typ + " has not been reported for this generation yet"}
 	}
-	return c.Reason, c.Message
+	return Condition{Type: typ, OK: c.Status == metav1.ConditionTrue, Reason: c.Reason, Message: c.Message}
 }

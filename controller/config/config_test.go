@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/c5c3/glance-krm/internal/testenv"
+
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -20,10 +22,7 @@ import (
 )
 
 func TestRBACIsCurrent(t *testing.T) {
-	bin := os.Getenv("CONTROLLER_GEN_BIN")
-	if bin == "" {
-		t.Fatal("CONTROLLER_GEN_BIN is not set: run the tests through `make test`")
-	}
+	bin := testenv.Env(t, "CONTROLLER_GEN_BIN", "make unit")
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "rbac:roleName=glance-krm-controller", "paths=./controller/...", "output:rbac:artifacts:config="+dir)
 	cmd.Dir = "../.."
@@ -77,10 +76,7 @@ func TestLeastPrivilege(t *testing.T) {
 }
 
 func TestDeploymentIsRestricted(t *testing.T) {
-	bin := os.Getenv("KUSTOMIZE_BIN")
-	if bin == "" {
-		t.Fatal("KUSTOMIZE_BIN is not set: run the tests through `make test`")
-	}
+	bin := testenv.Kustomize(t)
 	out, err := exec.Command(bin, "build", ".").Output()
 	if err != nil {
 		t.Fatalf("kustomize build controller/config: %v", err)

@@ -34,7 +34,7 @@ func (e enqueuer) add(ctx context.Context, namespace, glance string, q queue) {
 	if err == nil {
 		for i := range backends {
 			b := &backends[i]
-			if reason, _ := conditions.Reason(b.Status.Conditions, v1alpha1.ConditionReady, b.Generation); reason == conditions.NotObserved {
+			if conditions.Observed(b.Status.Conditions, v1alpha1.ConditionReady, b.Generation).Reason == conditions.NotObserved {
 				return
 			}
 		}

@@ -6,8 +6,6 @@ package glance
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,12 +30,6 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=glance.openstack.c5c3.io,resources=glances/status,verbs=patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// pending is a backend that is not credential-ready and projected.
-type pending struct {
-	v1alpha1.GlanceBackend
-	reason, message string
-}
-
 // Reconcile writes BackendsReady when it changed and, only then, one
 // warning per backend that became pending or is pending for another
 // reason than the condition said before: an unchanged state, or a
@@ -51,59 +43,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	slices.SortFunc(backends, func(a, b v1alpha1.GlanceBackend) int { return strings.Compare(a.Name, b.Name) })
-
-	var credentialReady []*v1alpha1.GlanceBackend
-	var waiting []pending
-	for i := range backends {
-		b := &backends[i]
-		conds, gen := b.Status.Conditions, b.Generation
-		credOK := conditions.IsTrue(conds, v1alpha1.ConditionCredentialsReady, gen)
-		if credOK {
-			credentialReady = append(credentialReady, b)
-		}
-		switch {
-		case !credOK:
-			reason, msg := conditions.Reason(conds, v1alpha1.ConditionCredentialsReady, gen)
-			waiting = append(waiting, pending{*b, reason, msg})
-		case !conditions.IsTrue(conds, v1alpha1.ConditionConfigProjected, gen):
-			reason, msg := conditions.Reason(conds, v1alpha1.ConditionConfigProjected, gen)
-			waiting = append(waiting, pending{*b, reason, msg})
-		}
-	}
-	if slices.ContainsFunc(waiting, func(p pending) bool { return p.reason == conditions.NotObserved }) {
-		// A backend not judged yet (just created, or its spec just changed):
-		// its judgement, a moment away, brings this Glance back here. Not
-		// writing the transient state saves a status write per Glance.
+	agg := Aggregate(g.Namespace+"/"+g.Name, backends)
+	if agg.Unjudged {
 		return ctrl.Result{}, nil
 	}
-
-	c := conditions.Condition{Type: v1alpha1.ConditionBackendsReady}
-	names := make([]string, len(waiting))
-	for i, p := range waiting {
-		names[i] = fmt.Sprintf("%s (%s)", p.Name, p.reason)
-	}
-	pendingList := pendingPrefix + strings.Join(names, ", ")
-	if len(waiting) == 0 {
-		pendingList = ""
-	}
-	// The exactly-one rule counts credential-ready defaults only: a default
-	// whose credentials are missing is no default.
-	defaultStore, err := v1alpha1.DefaultBackend(g.Namespace+"/"+g.Name, credentialReady)
-	switch {
-	case err != nil:
-		c.Reason = v1alpha1.ReasonNoDefaultBackend
-		c.Message = "counting credential-ready backends only: " + err.Error() + pendingList
-	case len(waiting) > 0:
-		c.Reason = v1alpha1.ReasonWaitingForBackends
-		c.Message = fmt.Sprintf("default store %q is valid%s", defaultStore, pendingList)
-	default:
-		c.OK, c.Reason = true, v1alpha1.ReasonAllBackendsProjected
-		c.Message = fmt.Sprintf("%d backends credential-ready and projected; default store %q", len(backends), defaultStore)
-	}
-
 	before := pendingIn(g.Status.Conditions)
-	next, changed := conditions.Apply(g.Status.Conditions, g.Generation, c)
+	next, changed := conditions.Apply(g.Status.Conditions, g.Generation, agg.Condition)
 	if !changed && g.Status.ObservedGeneration == g.Generation {
 		return ctrl.Result{}, nil
 	}
@@ -116,21 +61,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// recorder folds repeats of one warning into a series.
 	regarding := g.DeepCopy()
 	regarding.ResourceVersion = ""
-	for _, p := range waiting {
-		if before[p.Name] == p.reason {
+	for _, p := range agg.Pending {
+		if before[p.Backend.Name] == p.Reason {
 			continue // already reported for this reason
 		}
-		related := p.GlanceBackend.DeepCopy()
+		related := p.Backend.DeepCopy()
 		related.ResourceVersion = ""
 		r.Recorder.Eventf(regarding, related, corev1.EventTypeWarning, v1alpha1.EventReasonGlanceBackendSkipped, "Aggregate",
-			"GlanceBackend %q is not ready (%s): %s", p.Name, p.reason, p.message)
+			"GlanceBackend %q is not ready (%s): %s", p.Backend.Name, p.Reason, p.Message)
 	}
 	return ctrl.Result{}, nil
 }
-
-// pendingPrefix starts the list of pending backends in BackendsReady's
-// message: "; pending: <name> (<reason>), ...".
-const pendingPrefix = "; pending: "
 
 // pendingIn reads back, from the BackendsReady condition written before,
 // which backends were pending and why: the Glance's status is where the

@@ -27,7 +27,7 @@ type apiUnit struct {
 // glance.openstack.c5c3.io/api label, else by its name (<glance>-<api>,
 // or the Glance's own name for the API named "default"); without
 // spec.apis every workload serves the one API.
-func (r *run) assign(ge *glanceEntry, apis []v1alpha1.ResolvedAPI) ([]*apiUnit, bool) {
+func (r *invocation) assign(ge *glanceEntry, apis []v1alpha1.ResolvedAPI) ([]*apiUnit, bool) {
 	g := ge.g
 	units := make([]*apiUnit, len(apis))
 	byName := map[string]*apiUnit{}
@@ -70,7 +70,7 @@ func (r *run) assign(ge *glanceEntry, apis []v1alpha1.ResolvedAPI) ([]*apiUnit, 
 }
 
 // renderFiles renders one API's backends.conf and config files.
-func (r *run) renderFiles(g *v1alpha1.Glance, u *apiUnit, policy map[string]string) error {
+func (r *invocation) renderFiles(g *v1alpha1.Glance, u *apiUnit, policy map[string]string) error {
 	backendsINI, apiINI := renderBackendsConf(g, u.backends), renderAPIConf(g, u.backends, u.api.Default, len(policy) > 0)
 	backendsConf, err := backendsINI.String()
 	if err != nil {
@@ -96,7 +96,7 @@ func (r *run) renderFiles(g *v1alpha1.Glance, u *apiUnit, policy map[string]stri
 
 // storeFiles adds each distinct rendered file of the Glance's APIs
 // (APIs that read the same files share them) and retires earlier copies.
-func (r *run) storeFiles(ge *glanceEntry, units []*apiUnit) error {
+func (r *invocation) storeFiles(ge *glanceEntry, units []*apiUnit) error {
 	mounted := map[string]bool{}
 	for _, objs := range [][]*fn.KubeObject{ge.workloads, r.generatedBy[objKey{ge.g.Namespace, ge.g.Name}]} {
 		for _, o := range objs {

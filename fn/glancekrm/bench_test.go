@@ -34,13 +34,13 @@ func benchInputs(b *testing.B, workloads bool, op func(in []byte) error) {
 }
 
 func BenchmarkProcess(b *testing.B) {
-	benchEach(b, func(in []byte) error { _, _, err := Run(in); return err })
+	benchEach(b, func(in []byte) error { _, _, err := Transform(in); return err })
 }
 
 // BenchmarkProcessGenerating is BenchmarkProcess on the same Glances
 // without their Deployments: the function generates each one's workload.
 func BenchmarkProcessGenerating(b *testing.B) {
-	benchInputs(b, false, func(in []byte) error { _, _, err := Run(in); return err })
+	benchInputs(b, false, func(in []byte) error { _, _, err := Transform(in); return err })
 }
 
 func BenchmarkFloor(b *testing.B) {

@@ -122,7 +122,7 @@ func isProjected(o *fn.KubeObject) bool {
 // projectControlPlanes replaces the children earlier runs projected with
 // the ones the ControlPlanes in the input declare now, so that a child
 // removed from a ControlPlane disappears from the output.
-func (r *run) projectControlPlanes() {
+func (r *invocation) projectControlPlanes() {
 	var cps []*fn.KubeObject
 	for _, o := range r.items {
 		if isControlPlane(o) {

@@ -3,10 +3,11 @@ package glancekrm
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/c5c3/glance-krm/internal/testenv"
 )
 
 // credentialValues are values a Kubernetes Secret holds and Glance can
@@ -48,9 +49,7 @@ func layCredentials(t *testing.T, values map[string]string) string {
 // TestCredentialsReachGlanceExactly: every value goes through the init
 // container's writer and is read back by Debian's oslo.config exactly.
 func TestCredentialsReachGlanceExactly(t *testing.T) {
-	if _, err := exec.Command("/usr/bin/python3", "-c", "import oslo_config").CombinedOutput(); err != nil {
-		t.Fatalf("Debian's python3-oslo.config is required (make deps-python): %v", err)
-	}
+	testenv.OsloConfig(t)
 	values := map[string]string{}
 	want := map[string]map[string]string{}
 	for i, v := range credentialValues {

@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"reflect"
 	"strings"
+
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"k8s.io/apimachinery/pkg/util/validation/field"

@@ -30,7 +30,7 @@ func FuzzProcess(f *testing.F) {
 	f.Add(generatedInput(2, 3))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, err := fn.Run(fn.ResourceListProcessorFunc(Process), in)
-		if fast, _, _ := Run(in); string(fast) != string(out) {
+		if fast, _, _ := Transform(in); string(fast) != string(out) {
 			t.Fatalf("Run's writer differs from the SDK's:\n%s\n---\n%s", out, fast)
 		}
 		if err != nil && out == nil {

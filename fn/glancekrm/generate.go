@@ -13,6 +13,10 @@ import (
 )
 
 // isGenerated tells an object an earlier run generated from a Glance.
+// errNoContainers: a generated pod template always has its containers;
+// this names the object if one did not.
+const errNoContainers = "%s %s has no containers"
+
 func isGenerated(obj *fn.KubeObject) bool {
 	return obj.GetLabel(v1alpha1.LabelComponent) == v1alpha1.ComponentWorkload && obj.GetLabel(v1alpha1.LabelGlance) != ""
 }
@@ -35,7 +39,7 @@ func identity(apiVersion, kind, ns, name string) string {
 // fields are set. An object the input already holds (same kind, namespace
 // and name) is the user's and is not generated. A Glance whose every API
 // is served by hand-written workloads generates nothing, as before.
-func (r *run) generate(ge *glanceEntry, units []*apiUnit) ([]string, error) {
+func (r *invocation) generate(ge *glanceEntry, units []*apiUnit) ([]string, error) {
 	g := ge.g
 	var pending []*apiUnit
 	for _, u := range units {
@@ -92,7 +96,7 @@ func hosts(backends []*v1alpha1.GlanceBackend) []string {
 
 // generated collects one Glance's generated objects in order.
 type generated struct {
-	r     *run
+	r     *invocation
 	g     *v1alpha1.Glance
 	names []string
 	err   error
@@ -165,11 +169,11 @@ func (w wiring) wireJobPod(obj *fn.KubeObject, err error) (*fn.KubeObject, error
 	}
 	list, err := pod.Pipe(yaml.Lookup("containers"))
 	if err != nil || list == nil {
-		return nil, fmt.Errorf("%s %s has no containers", kind, name)
+		return nil, fmt.Errorf(errNoContainers, kind, name)
 	}
 	cs, err := list.Elements()
 	if err != nil || len(cs) == 0 {
-		return nil, fmt.Errorf("%s %s has no containers", kind, name)
+		return nil, fmt.Errorf(errNoContainers, kind, name)
 	}
 	c := cs[0]
 	if err := w.setVolumes(pod, nil); err != nil {

@@ -2,6 +2,7 @@ package glancekrm
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -39,8 +40,8 @@ func resourceList(t testing.TB, docs []byte) []byte {
 // reports whether it failed (the binary's non-zero exit).
 func runFn(t testing.TB, rl []byte) ([]byte, bool) {
 	t.Helper()
-	out, _, err := Run(rl)
-	if err != nil && !strings.Contains(err.Error(), "function failure") {
+	out, _, err := Transform(rl)
+	if err != nil && !errors.Is(err, ErrFunctionFailed) {
 		t.Fatalf("function broke instead of reporting a result: %v", err)
 	}
 	return out, err != nil
@@ -156,4 +157,27 @@ func runFile(t testing.TB, path string) (*fn.ResourceList, bool) {
 		t.Fatal(err)
 	}
 	return rl, failed
+}
+
+// TestResultWording holds every result of every golden case to one of the
+// two forms results.go describes: "<field path>: …" with that field set,
+// or "glance-krm: …".
+func TestResultWording(t *testing.T) {
+	for _, dir := range goldenCases(t) {
+		input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := runFn(t, resourceList(t, input))
+		rl, err := fn.ParseResourceList(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rl.Results {
+			fieldForm := r.Field != nil && strings.HasPrefix(r.Message, r.Field.Path+": ")
+			if !fieldForm && !strings.HasPrefix(r.Message, Name+": ") {
+				t.Errorf("%s: result %q is in neither form (field %v)", filepath.Base(dir), r.Message, r.Field)
+			}
+		}
+	}
 }

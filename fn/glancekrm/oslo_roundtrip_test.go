@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -35,10 +34,7 @@ var adversarialValues = []string{
 // as glance-api would (--config-file and --config-dir). Every value must
 // come back identical.
 func TestOsloConfigRoundTrip(t *testing.T) {
-	python := "/usr/bin/python3"
-	if out, err := exec.Command(python, "-c", "import oslo_config").CombinedOutput(); err != nil {
-		t.Fatalf("Debian's python3-oslo.config is required (make deps-python): %v\n%s", err, out)
-	}
+	testenv.OsloConfig(t)
 
 	want := map[string]map[string]string{"DEFAULT": {}, "image_format": {}, "primary": {}, "secondary": {}}
 	// extraOptions holds at most 32 entries: the values are spread over

@@ -16,7 +16,7 @@ import (
 // them, as the seed operator merges them. The build cannot read the
 // cluster, so the ConfigMap must be part of the input (the same
 // kustomization or kpt package); its absence is an error, not a guess.
-func (r *run) policyRules(ge *glanceEntry) (map[string]string, *field.Error) {
+func (r *invocation) policyRules(ge *glanceEntry) (map[string]string, *field.Error) {
 	po := ge.g.Spec.PolicyOverrides
 	if po == nil {
 		return nil, nil
@@ -47,7 +47,7 @@ func (r *run) policyRules(ge *glanceEntry) (map[string]string, *field.Error) {
 // a metadef create, update or delete rule they open to callers without
 // the admin role is refused (AdminOnly, the default) or reported
 // (PolicyOverrides), naming the rule.
-func (r *run) checkMetadef(ge *glanceEntry, policy map[string]string) bool {
+func (r *invocation) checkMetadef(ge *glanceEntry, policy map[string]string) bool {
 	opened := v1alpha1.OpenedMetadefRules(ge.g.Spec.OpenStackRelease, policy)
 	if len(opened) == 0 {
 		return true

@@ -25,7 +25,7 @@ const Name = "glance-krm"
 // reports failure (and the binary exits non-zero) when any result is an
 // error, because kustomize and kpt judge a function by its exit code.
 func Process(rl *fn.ResourceList) (bool, error) {
-	r := &run{items: rl.Items}
+	r := &invocation{items: rl.Items}
 	var cfgResults fn.Results
 	r.config, cfgResults = readConfig(rl.FunctionConfig)
 	r.add(cfgResults...)
@@ -65,7 +65,12 @@ type backendEntry struct {
 
 type objKey struct{ ns, name string }
 
-type run struct {
+// msgNothingRendered is the summary of a Glance the run refused.
+const msgNothingRendered = "nothing rendered for Glance %s: fix the errors reported above"
+
+// invocation is one run of the function over one ResourceList: what it
+// collected, and the results so far.
+type invocation struct {
 	config   config
 	items    fn.KubeObjects
 	results  fn.Results
@@ -90,18 +95,18 @@ type run struct {
 	added       fn.KubeObjects // rendered objects, appended at the end
 }
 
-func (r *run) add(rs ...*fn.Result) { r.results = append(r.results, rs...) }
+func (r *invocation) add(rs ...*fn.Result) { r.results = append(r.results, rs...) }
 
-func (r *run) info(obj *fn.KubeObject, msg string) {
+func (r *invocation) info(obj *fn.KubeObject, msg string) {
 	if obj == nil {
-		r.add(&fn.Result{Severity: fn.Info, Message: msg})
+		r.add(&fn.Result{Severity: fn.Info, Message: prefixed(msg)})
 		return
 	}
 	r.add(objectResult(obj, fn.Info, msg))
 }
 
 // collect decodes and validates every Glance and GlanceBackend.
-func (r *run) collect() {
+func (r *invocation) collect() {
 	r.glances, r.byName = map[objKey]*glanceEntry{}, map[objKey]*glanceEntry{}
 	r.workloads, r.copies, r.drop = map[string][]*fn.KubeObject{}, map[copyKey]fn.KubeObjects{}, map[*fn.KubeObject]bool{}
 	r.configMaps = map[objKey]*fn.KubeObject{}
@@ -216,7 +221,7 @@ func duplicate(kind, ns, name string) *field.Error {
 // put the Glance in another build. A Glance that kustomize renamed earlier
 // in this build (namePrefix, nameSuffix) is found by its old name, and the
 // reference is updated to its new one, as kustomize's nameReference does.
-func (r *run) attach() {
+func (r *invocation) attach() {
 	for _, be := range r.backends {
 		ref := be.b.Spec.GlanceRef.Name
 		if ref == "" {
@@ -246,7 +251,7 @@ func (r *run) attach() {
 	}
 }
 
-func (r *run) glanceNames() string {
+func (r *invocation) glanceNames() string {
 	var names []string
 	for _, g := range r.sortedGlances() {
 		names = append(names, nsName(g.g.Namespace, g.g.Name))
@@ -257,7 +262,7 @@ func (r *run) glanceNames() string {
 // claim gives each workload to the one Glance it belongs to: same
 // namespace, and the Glance's name or a glance.openstack.c5c3.io/glance
 // label naming it. A workload two Glances claim is wired by neither.
-func (r *run) claim() {
+func (r *invocation) claim() {
 	for ns, objs := range r.workloads {
 		for _, obj := range objs {
 			var owners []*glanceEntry
@@ -281,7 +286,7 @@ func (r *run) claim() {
 	}
 }
 
-func (r *run) sortedGlances() []*glanceEntry {
+func (r *invocation) sortedGlances() []*glanceEntry {
 	out := make([]*glanceEntry, 0, len(r.glances))
 	for _, g := range r.glances {
 		out = append(out, g)
@@ -296,7 +301,7 @@ func (r *run) sortedGlances() []*glanceEntry {
 // attached to it is valid, renders, stores and wires its configuration.
 // Nothing is rendered for a Glance with any error: the build fails and the
 // last-good objects stay live.
-func (r *run) render(ge *glanceEntry) {
+func (r *invocation) render(ge *glanceEntry) {
 	g := ge.g
 	backends := make([]*v1alpha1.GlanceBackend, len(ge.backends))
 	valid := ge.valid
@@ -336,18 +341,18 @@ func (r *run) render(ge *glanceEntry) {
 		valid = false
 	}
 	if !valid {
-		r.info(ge.obj, fmt.Sprintf("%s: nothing rendered for Glance %s: fix the errors reported above", Name, nsName(g.Namespace, g.Name)))
+		r.info(ge.obj, fmt.Sprintf(msgNothingRendered, nsName(g.Namespace, g.Name)))
 		return
 	}
 
 	policy, ferr := r.policyRules(ge)
 	if ferr != nil {
 		r.add(fieldResults(ge.obj, field.ErrorList{ferr})...)
-		r.info(ge.obj, fmt.Sprintf("%s: nothing rendered for Glance %s: fix the errors reported above", Name, nsName(g.Namespace, g.Name)))
+		r.info(ge.obj, fmt.Sprintf(msgNothingRendered, nsName(g.Namespace, g.Name)))
 		return
 	}
 	if !r.checkMetadef(ge, policy) {
-		r.info(ge.obj, fmt.Sprintf("%s: nothing rendered for Glance %s: fix the errors reported above", Name, nsName(g.Namespace, g.Name)))
+		r.info(ge.obj, fmt.Sprintf(msgNothingRendered, nsName(g.Namespace, g.Name)))
 		return
 	}
 	apis, errs := v1alpha1.ResolveAPIs(&g.Spec, stores, defaultStore, field.NewPath("spec", "apis"))
@@ -356,7 +361,7 @@ func (r *run) render(ge *glanceEntry) {
 	}
 	units, ok := r.assign(ge, apis)
 	if len(errs) > 0 || !ok {
-		r.info(ge.obj, fmt.Sprintf("%s: nothing rendered for Glance %s: fix the errors reported above", Name, nsName(g.Namespace, g.Name)))
+		r.info(ge.obj, fmt.Sprintf(msgNothingRendered, nsName(g.Namespace, g.Name)))
 		return
 	}
 	for _, u := range units {
@@ -393,7 +398,7 @@ func (r *run) render(ge *glanceEntry) {
 
 // retireGenerated drops what earlier runs generated from this Glance
 // (under any name it had): this run generates it again, or not at all.
-func (r *run) retireGenerated(ge *glanceEntry) {
+func (r *invocation) retireGenerated(ge *glanceEntry) {
 	for _, n := range ge.names {
 		for _, o := range r.generatedBy[objKey{ge.g.Namespace, n}] {
 			r.drop[o] = true
@@ -402,7 +407,7 @@ func (r *run) retireGenerated(ge *glanceEntry) {
 }
 
 // wireWorkloads wires each Deployment or StatefulSet the Glance claims.
-func (r *run) wireWorkloads(ge *glanceEntry, w wiring, workloads []*fn.KubeObject) []string {
+func (r *invocation) wireWorkloads(ge *glanceEntry, w wiring, workloads []*fn.KubeObject) []string {
 	var wired []string
 	for _, obj := range workloads {
 		id := obj.GetKind() + " " + obj.GetName()
@@ -434,7 +439,7 @@ func (r *run) wireWorkloads(ge *glanceEntry, w wiring, workloads []*fn.KubeObjec
 // come from a base of this build that ran the function too: they are all
 // dropped, so that no stale copy, renamed by the overlay or rendered from
 // the base's view of the objects, ships unmounted.
-func (r *run) copiesOf(ge *glanceEntry, component, kind string) fn.KubeObjects {
+func (r *invocation) copiesOf(ge *glanceEntry, component, kind string) fn.KubeObjects {
 	g := ge.g
 	if !r.stateless {
 		return r.copies[copyKey{g.Namespace, g.Name, component, kind}]

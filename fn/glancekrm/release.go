@@ -29,7 +29,7 @@ var typedStoreOptions = []struct{ field, option string }{
 
 // checkRelease reports every option name the Glance's release does not
 // read; it returns false when there is an error.
-func (r *run) checkRelease(ge *glanceEntry) bool {
+func (r *invocation) checkRelease(ge *glanceEntry) bool {
 	g := ge.g
 	cat := catalogs.For(g.Spec.OpenStackRelease)
 	if cat == nil {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -15,11 +16,27 @@ const (
 	tagReason = "reason"
 )
 
+// Result messages come in one of two forms, so a user can search for them
+// and a tool can tell them apart (TestResultWording holds every golden
+// case to it):
+//   - about a field: "<field path>: <rule>", the API server's own words
+//     (field.Error's text), with field.path set;
+//   - anything else: "glance-krm: [<Reason>: ]<message>", the Reason being
+//     the contract's (NoDefaultBackend, WaitingForParent) when there is one.
+//
+// prefixed gives a message the second form.
+func prefixed(msg string) string {
+	if strings.HasPrefix(msg, Name+": ") {
+		return msg
+	}
+	return Name + ": " + msg
+}
+
 // objectResult is a result about one object: resourceRef always, and file
 // only when the orchestrator annotated where the object came from.
 func objectResult(obj *fn.KubeObject, sev fn.Severity, msg string) *fn.Result {
 	r := &fn.Result{
-		Message:  msg,
+		Message:  prefixed(msg),
 		Severity: sev,
 		ResourceRef: &fn.ResourceRef{
 			APIVersion: obj.GetAPIVersion(),
@@ -40,13 +57,15 @@ func objectResult(obj *fn.KubeObject, sev fn.Severity, msg string) *fn.Result {
 func fieldResults(obj *fn.KubeObject, errs field.ErrorList) fn.Results {
 	var out fn.Results
 	for _, e := range errs {
-		r := objectResult(obj, fn.Error, e.Error())
-		r.Field = &fn.Field{Path: e.Field}
+		r := objectResult(obj, fn.Error, "")
+		r.Message, r.Field = e.Error(), &fn.Field{Path: e.Field}
 		out = append(out, r)
 	}
 	return out
 }
 
+// withField names the field an object-level result is about; its
+// message keeps the glance-krm form.
 func withField(r *fn.Result, path string) *fn.Result {
 	r.Field = &fn.Field{Path: path}
 	return r

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/c5c3/glance-krm/internal/testenv"
+
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/yaml"
@@ -90,10 +92,7 @@ func seedJSON(t *testing.T, dir string) map[string]string {
 // rendered config ConfigMap's files.
 func kustomizeConfig(t *testing.T, input string) map[string]string {
 	t.Helper()
-	bin, fnBin := os.Getenv("KUSTOMIZE_BIN"), os.Getenv("GLANCE_KRM_FN")
-	if bin == "" || fnBin == "" {
-		t.Fatal("KUSTOMIZE_BIN or GLANCE_KRM_FN is not set: run the tests through `make test`")
-	}
+	bin, fnBin := testenv.Kustomize(t), testenv.FunctionBinary(t)
 	dir := t.TempDir()
 	raw, err := os.ReadFile(input)
 	if err != nil {
@@ -202,7 +201,7 @@ func readFiles(t *testing.T, req map[string][]string) map[string]map[string]map[
 		t.Fatal(err)
 	}
 	body, _ := json.Marshal(req)
-	cmd := exec.Command("/usr/bin/python3", "-c", string(script))
+	cmd := exec.Command(testenv.OsloConfig(t), "-c", string(script))
 	cmd.Stdin = bytes.NewReader(body)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -40,6 +40,13 @@ func TestWorkloadMatchesTheSeed(t *testing.T) {
 	if err != nil || len(cases) < 10 {
 		t.Fatalf("seed workload cases: %d, %v (run make seed-render)", len(cases), err)
 	}
+	t.Cleanup(func() {
+		for reason := range workloadDifferences {
+			if !applied[reason] {
+				t.Errorf("workloadDifferences lists %q, but no comparison applies it: drop it", reason)
+			}
+		}
+	})
 	for _, file := range cases {
 		dir := filepath.Dir(file)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
@@ -146,16 +153,32 @@ func at(m map[string]any, path ...string) map[string]any {
 	return cur
 }
 
+// applied records which of workloadDifferences a comparison used.
+var applied = map[string]bool{}
+
+// because names the listed difference a step of shape applies; a reason
+// not in the list is a difference nobody wrote down.
+func because(reason string) {
+	if _, ok := workloadDifferences[reason]; !ok {
+		panic("an undocumented difference: " + reason)
+	}
+	applied[reason] = true
+}
+
 // shape applies workloadDifferences to both sides, in place.
 func shape(kind string, seed, ours map[string]any) {
+	because("managed-by")
+	because("own labels")
 	for _, side := range []map[string]any{seed, ours} {
 		meta := at(side, "metadata")
+		because("annotations")
 		delete(meta, "annotations")
 		sameLabels(at(meta, "labels"))
 		sameLabels(at(side, "spec", "jobTemplate", "metadata", "labels"))
 		for _, pod := range pods(kind, side) {
 			sameLabels(at(pod, "metadata", "labels"))
 			spec := at(pod, "spec")
+			because("config")
 			delete(spec, "initContainers")
 			spec["volumes"] = dropNamed(spec["volumes"], "config", "backends", "db-tls", v1alpha1.VolumeConfig, v1alpha1.VolumeCredentials, v1alpha1.VolumeCredentialsIn)
 			if cs, ok := spec["containers"].([]any); ok {
@@ -164,8 +187,10 @@ func shape(kind string, seed, ours map[string]any) {
 					delete(c, "env")
 					c["volumeMounts"] = dropNamed(c["volumeMounts"], "config", "backends", "db-tls", v1alpha1.VolumeConfig, v1alpha1.VolumeCredentials)
 					if c["name"] != v1alpha1.GlanceAPIContainer || kind != "Deployment" {
+						because("cache loop")
 						delete(c, "command") // compared on their own: db-sync, db-purge, cache loop
 					} else {
+						because("uwsgi")
 						c["command"] = nil
 					}
 				}
@@ -174,7 +199,9 @@ func shape(kind string, seed, ours map[string]any) {
 		}
 	}
 	if kind == "Job" || kind == "CronJob" {
+		because("job pods")
 		if kind == "Job" {
+			because("db-sync")
 			name := at(ours, "metadata")["name"].(string)
 			at(ours, "metadata")["name"] = name[:strings.LastIndex(name, "-")]
 			delete(at(ours, "metadata"), "labels")
@@ -186,6 +213,7 @@ func shape(kind string, seed, ours map[string]any) {
 	}
 	if kind == "NetworkPolicy" {
 		// Ours adds one egress rule: Keystone's port.
+		because("keystone")
 		se, _ := at(seed, "spec")["egress"].([]any)
 		oe, _ := at(ours, "spec")["egress"].([]any)
 		if len(oe) == len(se)+1 || (len(oe) == len(se) && !cmp.Equal(se, oe)) {

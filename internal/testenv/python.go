@@ -21,6 +21,8 @@ type Python struct {
 // Pythons are the suites to check against; a suite whose root file system
 // is not named is logged and left out.
 func Pythons(t testing.TB) []Python {
+	t.Helper()
+	OsloConfig(t)
 	out := []Python{{Suite: "bookworm"}}
 	for _, r := range [][2]string{{"trixie", "GLANCE_ROOTFS_TRIXIE"}, {"sid", "GLANCE_ROOTFS_SID"}} {
 		if dir := os.Getenv(r[1]); dir != "" {
@@ -54,4 +56,16 @@ func (p Python) Command(script string, args ...string) *exec.Cmd {
 func GlanceRelease(major int) string {
 	h := 2022*2 + 1 + major - 25 // half-years: .1 even, .2 odd
 	return strconv.Itoa(h/2) + "." + strconv.Itoa(h%2+1)
+}
+
+// OsloConfig is this machine's Debian python3 with python3-oslo.config:
+// its path, or a skip (a failure under make) naming `make deps-python`.
+func OsloConfig(t testing.TB) string {
+	t.Helper()
+	External(t, "Debian's python3-oslo.config")
+	const python = "/usr/bin/python3"
+	if out, err := exec.Command(python, "-c", "import oslo_config").CombinedOutput(); err != nil {
+		Missing(t, "Debian's python3-oslo.config ("+err.Error()+": "+string(out)+")", "make deps-python")
+	}
+	return python
 }

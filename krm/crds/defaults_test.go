@@ -2,10 +2,11 @@ package crds_test
 
 import (
 	"encoding/json"
-	corev1 "k8s.io/api/core/v1"
 	"sort"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"

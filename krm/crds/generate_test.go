@@ -6,16 +6,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/c5c3/glance-krm/internal/testenv"
 )
 
 // controllerGen is the pinned controller-gen the Makefile builds; the test
 // fails, rather than skips, without it, so a stale CRD cannot pass CI.
 func controllerGen(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("CONTROLLER_GEN_BIN")
-	if bin == "" {
-		t.Fatal("CONTROLLER_GEN_BIN is not set: run the tests through `make test`, which builds the pinned controller-gen")
-	}
+	bin := testenv.Env(t, "CONTROLLER_GEN_BIN", "make unit")
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("controller-gen: %v (run `make tools`)", err)
 	}

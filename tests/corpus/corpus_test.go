@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -106,7 +107,7 @@ func decodeDocs(t *testing.T, file string, raw []byte) []*unstructured.Unstructu
 	var out []*unstructured.Unstructured
 	for {
 		var m map[string]any
-		if err := dec.Decode(&m); err == io.EOF {
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
 			return out
 		} else if err != nil {
 			t.Fatalf("%s: %v", file, err)

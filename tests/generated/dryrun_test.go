@@ -37,6 +37,9 @@ import (
 var cfg *rest.Config
 
 func TestMain(m *testing.M) {
+	if !testenv.MainNeeds("KUBEBUILDER_ASSETS", "make unit") {
+		os.Exit(0)
+	}
 	crd, err := testenv.GatewayAPICRD()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "finding Gateway API's HTTPRoute CRD:", err)
@@ -79,10 +82,7 @@ func (w *warnings) take() []string {
 func renders(t *testing.T) map[string]string {
 	t.Helper()
 	root := testenv.RepoRoot()
-	kustomize, fnBin := os.Getenv("KUSTOMIZE_BIN"), os.Getenv("GLANCE_KRM_FN")
-	if kustomize == "" || fnBin == "" {
-		t.Fatal("KUSTOMIZE_BIN or GLANCE_KRM_FN is not set: run the tests through `make test`")
-	}
+	kustomize, fnBin := testenv.Kustomize(t), testenv.FunctionBinary(t)
 	out := map[string]string{}
 	dirs := []string{"examples/generated"}
 	steps, _ := filepath.Glob(filepath.Join(root, "examples/several-apis/[0-9]-*"))

@@ -10,8 +10,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/c5c3/glance-krm/internal/testenv"
 )
 
 // cmpConfig is Argo CD's ConfigManagementPlugin (CMP v2) configuration as
@@ -95,7 +98,7 @@ func checkout(t *testing.T, flipBothDefault bool) string {
 	t.Helper()
 	repo := t.TempDir()
 	for _, dir := range []string{"examples/argocd", "examples/standalone/resources"} {
-		copyTree(t, filepath.Join(root, dir), filepath.Join(repo, dir), func(path string, b []byte) []byte {
+		testenv.CopyTree(t, filepath.Join(root, dir), filepath.Join(repo, dir), func(path string, b []byte) []byte {
 			if flipBothDefault && path == "backends.yaml" {
 				return bytes.ReplaceAll(b, []byte("isDefault: false"), []byte("isDefault: true"))
 			}

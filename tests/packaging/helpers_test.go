@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/c5c3/glance-krm/internal/testenv"
 )
 
 const (
@@ -25,11 +27,7 @@ const (
 
 func mustEnv(t *testing.T, name string) string {
 	t.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		t.Fatalf("%s is not set: run through `make e2e-packaging`", name)
-	}
-	return v
+	return testenv.Env(t, name, "make e2e-packaging")
 }
 
 // containerEnv is the process environment plus podman's test-only settings
@@ -61,32 +59,6 @@ func mustRun(t *testing.T, env []string, dir, name string, args ...string) strin
 		t.Fatalf("%s %v: %v\n%s", name, args, err, stderr)
 	}
 	return out
-}
-
-// copyTree copies a directory with every file mode 0644, as the Argo CD
-// sidecar extracts a repository, optionally rewriting file contents.
-func copyTree(t *testing.T, from, to string, rewrite func(path string, b []byte) []byte) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if rewrite != nil {
-			b = rewrite(rel, b)
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // tagPinned gives the freshly built image the tag the examples name, so

@@ -112,7 +112,7 @@ func TestHostileInput(t *testing.T) {
 			if ctx.Err() != nil {
 				t.Fatalf("no answer within %s", hostileTimeout)
 			}
-			rss := int64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) << 10
+			rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
 			t.Logf("%d MB in, exit %d, %s, peak RSS %d MB", len(tc.in)>>20, cmd.ProcessState.ExitCode(), elapsed.Round(time.Millisecond), rss>>20)
 			if code := cmd.ProcessState.ExitCode(); code != 0 && code != 1 {
 				t.Fatalf("crashed (exit %d): %v\n%s", code, err, tail(stderr.String()))

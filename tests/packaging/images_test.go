@@ -55,4 +55,11 @@ func TestKustomizeContainerModeEqualsExecMode(t *testing.T) {
 	if !strings.Contains(got, "glance-backends-") {
 		t.Error("container mode rendered nothing")
 	}
+	want, err := os.ReadFile(filepath.Join(root, "examples/standalone-container/.expected/output.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("container mode differs from the example's expected output (-expected +container):\n%s", diff)
+	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/c5c3/glance-krm/internal/testenv"
 )
 
 // kptPackage copies examples/kpt into a temporary package; with exec set,
@@ -18,7 +20,7 @@ import (
 func kptPackage(t *testing.T, execPath string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "glance")
-	copyTree(t, filepath.Join(root, "examples/kpt"), dir, func(path string, b []byte) []byte {
+	testenv.CopyTree(t, filepath.Join(root, "examples/kpt"), dir, func(path string, b []byte) []byte {
 		if path == "Kptfile" && execPath != "" {
 			return bytes.Replace(b, []byte("- image: "+fnImage+pinnedTag), []byte("- exec: "+execPath), 1)
 		}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/c5c3/glance-krm/internal/testenv"
 )
 
 const (
@@ -79,7 +81,7 @@ func TestNoSecretLeaksThroughTheDoors(t *testing.T) {
 
 	t.Run("kustomize", func(t *testing.T) {
 		dir := t.TempDir()
-		copyTree(t, filepath.Join(root, "examples/standalone"), filepath.Join(dir, "top"), func(path string, b []byte) []byte {
+		testenv.CopyTree(t, filepath.Join(root, "examples/standalone"), filepath.Join(dir, "top"), func(path string, b []byte) []byte {
 			return []byte(strings.ReplaceAll(string(b), "../../bin/glance-krm-fn", mustEnv(t, "GLANCE_KRM_FN")))
 		})
 		addCredentials(filepath.Join(dir, "top", "resources"))

@@ -17,7 +17,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -26,18 +25,16 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -61,6 +58,7 @@ const (
 
 var (
 	admin    client.Client
+	env      *envtest.Environment
 	auditLog string
 )
 
@@ -77,7 +75,9 @@ rules:
   users: [`+controllerUser+`]
 - level: None
 `)
-	env, cfg, err := testenv.StartAPIServerWith(func(env *envtest.Environment) {
+	var cfg *rest.Config
+	var err error
+	env, cfg, err = testenv.StartAPIServerWith(func(env *envtest.Environment) {
 		env.ControlPlane.GetAPIServer().Configure().Set("audit-policy-file", policy).Set("audit-log-path", auditLog).
 			Set("audit-log-format", "json").Set("audit-log-mode", "blocking")
 	})
@@ -96,8 +96,8 @@ rules:
 	waiting := populate(t, root)
 	t.Logf("scenario created in %v", time.Since(start).Round(time.Second))
 
-	ctl := startController(t, env, dir)
-	defer ctl.stop()
+	ctl := startController(t)
+	defer ctl.Stop()
 
 	// 1. Initial convergence: every backend judged.
 	t0 := time.Now()
@@ -434,85 +434,14 @@ func scanAudit(t *testing.T, each func(verb, resource string, received time.Time
 	}
 }
 
-type controllerProcess struct {
-	cmd     *exec.Cmd
-	metrics string
-	log     string
-	stop    func()
-}
+// controllerProcess is the controller under measurement.
+type controllerProcess struct{ *testenv.Controller }
 
-func startController(t *testing.T, env *envtest.Environment, dir string) *controllerProcess {
+func startController(t *testing.T) *controllerProcess {
 	t.Helper()
-	user, err := env.AddUser(envtest.User{Name: controllerUser}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := write(t, filepath.Join(dir, "kubeconfig"), string(kc))
-	mustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "glance-krm-system"}})
-	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "controller", "config", "rbac", "role.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			break
-		}
-		if len(u.Object) > 0 {
-			mustCreate(t, u)
-		}
-	}
-	subject := []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: controllerUser, APIGroup: rbacv1.GroupName}}
-	mustCreate(t,
-		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: controllerUser}, Subjects: subject,
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: controllerUser}},
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: controllerUser, Namespace: "glance-krm-system"}, Subjects: subject,
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: controllerUser}})
-	metrics, probes := freePort(t), freePort(t)
-	p := &controllerProcess{metrics: metrics, log: filepath.Join(dir, "controller.log")}
-	f, err := os.Create(p.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.cmd = exec.Command(os.Getenv("GLANCE_KRM_CONTROLLER"), "--kubeconfig", kubeconfig, "--metrics-bind-address", metrics,
-		"--health-probe-bind-address", probes, "--leader-elect", "--leader-election-namespace", "glance-krm-system",
-		"--backstop-period", backstopPeriod.String())
-	p.cmd.Stdout, p.cmd.Stderr = f, f
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p.stop = func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		_ = p.cmd.Wait()
-		f.Close()
-	}
-	eventually(t, time.Minute, "the controller's /readyz", func() error {
-		resp, err := http.Get("http://" + probes + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s", resp.Status)
-		}
-		return nil
-	})
-	return p
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return &controllerProcess{testenv.StartController(t, env, admin, testenv.ControllerOptions{
+		User: controllerUser, Metrics: true, Args: []string{"--backstop-period", backstopPeriod.String()},
+	})}
 }
 
 // counts are reconciles per controller.
@@ -529,7 +458,7 @@ func (c counts) minus(o counts) counts {
 // reconciles scrapes controller_runtime_reconcile_total.
 func (p *controllerProcess) reconciles(t *testing.T) counts {
 	t.Helper()
-	resp, err := http.Get("http://" + p.metrics + "/metrics")
+	resp, err := http.Get("http://" + p.Metrics + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -557,7 +486,7 @@ func between(s, from, to string) string {
 // rss is the process's resident set, in MiB.
 func (p *controllerProcess) rss(t *testing.T) float64 {
 	t.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -573,7 +502,7 @@ func (p *controllerProcess) rss(t *testing.T) float64 {
 // cpu is the process's CPU time so far (user + system), in seconds.
 func (p *controllerProcess) cpu(t *testing.T) float64 {
 	t.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -587,7 +516,7 @@ func (p *controllerProcess) cpu(t *testing.T) float64 {
 // errorLines are the controller log's error-level lines.
 func (p *controllerProcess) errorLines(t *testing.T) []string {
 	t.Helper()
-	raw, err := os.ReadFile(p.log)
+	raw, err := os.ReadFile(p.Log)
 	if err != nil {
 		t.Fatal(err)
 	}

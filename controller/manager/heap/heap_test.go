@@ -31,6 +31,7 @@ const (
 )
 
 func TestHeapWithManyUnrelatedSecrets(t *testing.T) {
+	testenv.APIServer(t)
 	ctrl.SetLogger(logr.Discard())
 	env, cfg, err := testenv.StartAPIServer()
 	if err != nil {

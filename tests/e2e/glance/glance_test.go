@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"go/format"
 	"io"
@@ -25,6 +26,8 @@ import (
 	"gopkg.in/ini.v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/c5c3/glance-krm/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -63,7 +66,7 @@ const example = "../../../examples/local-s3"
 // port and release and flip its default, with the exec path made absolute.
 func copyExample(t *testing.T, s3Endpoint, release string, dbPort int) string {
 	t.Helper()
-	fnBin := mustEnv(t, "GLANCE_KRM_FN", "run through `make e2e-glance`, which builds the function")
+	fnBin := testenv.FunctionBinary(t)
 	dir := t.TempDir()
 	entries, err := os.ReadDir(example)
 	if err != nil {
@@ -792,7 +795,8 @@ func pythonInPod(t *testing.T, r rendering, script string) map[string]string {
 	out, err := r.inPod(t, r.root, containerEnv(t, r.container), "/usr/bin/python3", "-c", script).Output()
 	if err != nil {
 		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
 			stderr = ee.Stderr
 		}
 		t.Fatalf("python3 with glance's option registration: %v\n%s", err, stderr)

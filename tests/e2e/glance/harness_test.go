@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/c5c3/glance-krm/internal/testenv"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
@@ -79,25 +80,6 @@ func printTallies() bool {
 	return failed > 0
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func mustEnv(t *testing.T, name, hint string) string {
-	t.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		t.Fatalf("%s is not set: %s", name, hint)
-	}
-	return v
-}
-
 // s3Server is versitygw with its posix backend on a temporary folder.
 type s3Server struct {
 	endpoint string
@@ -124,9 +106,9 @@ type s3Options struct {
 func startS3With(t *testing.T, o s3Options, accessKey, secretKey string, buckets ...string) *s3Server {
 	t.Helper()
 	region, virtualDomain := o.region, o.virtualDomain
-	bin := mustEnv(t, "VERSITYGW_BIN", "run through `make e2e-glance`, which builds versitygw once into the cache")
+	bin := testenv.Env(t, "VERSITYGW_BIN", "make e2e-glance")
 	root := t.TempDir()
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	endpoint := fmt.Sprintf("127.0.0.1:%d", port)
 	args := []string{"--access", accessKey, "--secret", secretKey, "--region", region, "--port", endpoint, "--quiet"}
 	if virtualDomain != "" {
@@ -198,18 +180,7 @@ func (s *s3Server) has(t *testing.T, bucket, key string) bool {
 // build is the real kustomize with the real function on a directory.
 func build(t *testing.T, dir string) []*yaml.RNode {
 	t.Helper()
-	bin := mustEnv(t, "KUSTOMIZE_BIN", "run through `make e2e-glance`")
-	cmd := exec.Command(bin, "build", "--enable-alpha-plugins", "--enable-exec", dir)
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("kustomize build: %v\n%s", err, stderr.String())
-	}
-	nodes, err := (&kio.ByteReader{Reader: &out}).Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nodes
+	return testenv.MustBuild(t, dir)
 }
 
 func readObjects(t *testing.T, file string) []*yaml.RNode {
@@ -402,7 +373,7 @@ func startPod(t *testing.T, r rendering, secrets []*yaml.RNode) string {
 		}
 		args = append(args, a)
 	}
-	out, err := exec.Command(mustEnv(t, "GLANCE_KRM_FN", "run through `make e2e-glance`"), args...).CombinedOutput()
+	out, err := exec.Command(testenv.FunctionBinary(t), args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("the credentials init container failed: %v\n%s", err, out)
 	}
@@ -520,7 +491,7 @@ func startGlance(t *testing.T, root string, r rendering) *glanceAPI {
 // startGlanceReady is startGlance, ready when path answers 200.
 func startGlanceReady(t *testing.T, root string, r rendering, ready string) *glanceAPI {
 	t.Helper()
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	overrides := write(t, filepath.Join(root, "test-overrides.d", "test-overrides.conf"), fmt.Sprintf(`# Test only: what needs a cluster.
 [DEFAULT]
 bind_host = 127.0.0.1

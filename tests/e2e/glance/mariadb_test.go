@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/c5c3/glance-krm/internal/testenv"
 )
 
 // mariaDB is Debian's MariaDB server on a temporary data directory,
@@ -34,7 +36,7 @@ func startMariaDB(t *testing.T, database, user, password string) *mariaDB {
 		"--auth-root-authentication-method=socket", "--skip-test-db").CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db (make deps-glance installs MariaDB): %v\n%s", err, out)
 	}
-	m := &mariaDB{port: freePort(t), socket: filepath.Join(dir, "mysqld.sock")}
+	m := &mariaDB{port: testenv.FreePort(t), socket: filepath.Join(dir, "mysqld.sock")}
 	log, err := os.Create(filepath.Join(dir, "mariadbd.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +82,7 @@ func (m *mariaDB) exec(t *testing.T, sql string) error {
 	cmd := exec.Command("mariadb", "--no-defaults", "--socket="+m.socket, "-uroot", "--batch", "--skip-column-names")
 	cmd.Stdin = strings.NewReader(sql + ";\n")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%v: %s", err, out)
+		return fmt.Errorf("%w: %s", err, out)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package glancekrm
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -10,14 +11,19 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Run is fn.Run with a faster writer: it parses the ResourceList, runs
+// ErrFunctionFailed is Transform's error when a result is an error: the
+// output is complete, and the binary exits non-zero. It is fn.Run's word
+// for it.
+var ErrFunctionFailed = errors.New("error: function failure")
+
+// Transform is fn.Run with a faster writer: it parses the ResourceList, runs
 // Process, and writes the result byte for byte as the SDK would (a test
 // compares both on every golden case, generated inputs and the fuzz seeds).
 // The SDK encodes the whole list as one YAML document, and go-yaml's
 // emitter slows down superlinearly with the size of a document; encoding
 // each item as its own document and indenting it under "items:" does not.
 // It also returns the results this run added.
-func Run(in []byte) (out []byte, results fn.Results, err error) {
+func Transform(in []byte) (out []byte, results fn.Results, err error) {
 	rl, err := fn.ParseResourceList(in)
 	if err != nil {
 		return nil, nil, err
@@ -32,7 +38,7 @@ func Run(in []byte) (out []byte, results fn.Results, err error) {
 		return out, results, procErr
 	}
 	if !ok {
-		return out, results, fmt.Errorf("error: function failure")
+		return out, results, ErrFunctionFailed
 	}
 	return out, results, nil
 }

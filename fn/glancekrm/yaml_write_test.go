@@ -26,7 +26,7 @@ func TestWriterMatchesTheSDK(t *testing.T) {
 	for name, in := range inputs {
 		t.Run(name, func(t *testing.T) {
 			want, wantErr := fn.Run(fn.ResourceListProcessorFunc(Process), in)
-			got, _, gotErr := Run(in)
+			got, _, gotErr := Transform(in)
 			if (wantErr == nil) != (gotErr == nil) {
 				t.Fatalf("errors differ: SDK %v, Run %v", wantErr, gotErr)
 			}
