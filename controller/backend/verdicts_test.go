@@ -97,7 +97,9 @@ func TestCredentialsVerdict(t *testing.T) {
 }
 
 func TestReadiness(t *testing.T) {
-	ok := func(typ string) conditions.Condition { return conditions.Condition{Type: typ, OK: true, Reason: "Fine"} }
+	ok := func(typ string) conditions.Condition {
+		return conditions.Condition{Type: typ, OK: true, Reason: "Fine"}
+	}
 	notOK := func(typ, reason string) conditions.Condition { return conditions.Condition{Type: typ, Reason: reason} }
 	cases := map[string]struct {
 		cred, proj conditions.Condition
