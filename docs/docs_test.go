@@ -11,7 +11,7 @@ import (
 )
 
 var (
-	mdLink   = regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
+	mdLink = regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
 	// a path with a folder, or a Go or shell file
 	codePath = regexp.MustCompile("`((?:[a-z0-9_.-]+/)+[a-z0-9_.-]+\\.(?:go|sh|yaml|md)|[a-z0-9_.-]+\\.(?:go|sh))`")
 )
