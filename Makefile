@@ -27,7 +27,7 @@ export VERSITYGW_BIN    := $(VERSITYGW)
 # (internal/testenv): make test never passes by running less.
 export GLANCE_KRM_REQUIRE_PEERS := 1
 
-.PHONY: lint short deps-lint help seed-render generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench bench-controller fuzz generate tools deps-python deps-glance clean
+.PHONY: flux-render lint short deps-lint help seed-render generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench bench-controller fuzz generate tools deps-python deps-glance clean
 
 all: build
 
@@ -142,6 +142,12 @@ image: build $(KUSTOMIZE) deps-containers
 ## plugin, each with the real tool
 e2e-packaging: image
 	go test $(GO_TEST_FLAGS) -tags e2e -v -timeout 20m ./tests/packaging/
+
+## flux-render: render OVERLAY (a kustomization running glance-krm) into OUT,
+## a folder Flux builds without plugins (hack/flux-prerender.sh; README, "Flux")
+flux-render: build $(KUSTOMIZE)
+	@test -n "$(OVERLAY)" -a -n "$(OUT)" || { echo "usage: make flux-render OVERLAY=<kustomization> OUT=<folder>"; exit 2; }
+	KUSTOMIZE=$(KUSTOMIZE) GLANCE_KRM_FN=$(FN_BIN) bash hack/flux-prerender.sh $(OVERLAY) $(OUT)
 
 ## bench: benchmarks against their floors, written to BENCHMARKS.md (not in make test)
 bench: build $(KUSTOMIZE) image

@@ -19,8 +19,13 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "credentials" {
-		os.Exit(credentials(os.Args[2:], os.Stderr))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "credentials":
+			os.Exit(credentials(os.Args[2:], os.Stderr))
+		case "keep-history":
+			os.Exit(keepHistory(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		}
 	}
 	os.Exit(filter(os.Stdin, os.Stdout, os.Stderr))
 }
@@ -39,6 +44,53 @@ func credentials(args []string, stderr io.Writer) int {
 		return 2
 	}
 	if err := glancekrm.WriteCredentials(*from, *to, db.Target(), stderr); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// keepHistory is the pre-render step for Flux (README, "Flux"): a
+// kustomize build's output on stdin, the output with the rendered copies
+// of --previous carried over on stdout (glancekrm.KeepHistory).
+func keepHistory(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("keep-history", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	previous := fs.String("previous", "", "what keep-history wrote last time (a missing file is a first run)")
+	config := fs.String("config", "", "the function configuration the build used (RenderGlanceConfig)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	var prev, cfg []byte
+	var err error
+	if *previous != "" {
+		if prev, err = os.ReadFile(*previous); err != nil && !os.IsNotExist(err) {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+	}
+	if *config != "" {
+		if cfg, err = os.ReadFile(*config); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+	}
+	cur, err := io.ReadAll(stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: reading stdin: %v\n", glancekrm.Name, err)
+		return 1
+	}
+	out, results, err := glancekrm.KeepHistory(prev, cur, cfg)
+	for _, r := range results {
+		if r.Severity != fn.Info {
+			fmt.Fprintln(stderr, r.String())
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: keep-history: %v\n", glancekrm.Name, err)
+		return 1
+	}
+	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}

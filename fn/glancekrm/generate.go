@@ -116,6 +116,10 @@ func (gen *generated) add(obj *fn.KubeObject, err error) {
 			Name, obj.GetKind(), obj.GetName(), gen.g.Name))
 		return
 	}
+	if err := obj.SetAnnotation(v1alpha1.AnnotationFluxSubstitute, v1alpha1.FluxDisabled); err != nil {
+		gen.err = err
+		return
+	}
 	gen.r.added = append(gen.r.added, obj)
 	gen.names = append(gen.names, obj.GetKind()+" "+obj.GetName())
 }

@@ -56,6 +56,7 @@ func (r rendered) object(revision int) *fn.KubeObject {
 	meta := mapping(
 		"annotations", mapping(
 			v1alpha1.AnnotationArgoCDSync, v1alpha1.ArgoCDPruneLast,
+			v1alpha1.AnnotationFluxSubstitute, v1alpha1.FluxDisabled,
 			v1alpha1.AnnotationRevision, strconv.Itoa(revision)),
 		"labels", mapping(
 			v1alpha1.LabelManagedBy, v1alpha1.ManagedByGlanceKRM,

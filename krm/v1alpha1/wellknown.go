@@ -32,6 +32,12 @@ const (
 	AnnotationRevision   = Group + "/revision"
 	AnnotationArgoCDSync = "argocd.argoproj.io/sync-options"
 	ArgoCDPruneLast      = "PruneLast=true"
+	// Flux's post-build substitution rewrites ${...} anywhere in an object;
+	// in a rendered INI file that would change what Glance reads (a value
+	// holding "${x}" is legal and kept exactly). Every object the function
+	// generates opts out.
+	AnnotationFluxSubstitute = "kustomize.toolkit.fluxcd.io/substitute"
+	FluxDisabled             = "disabled"
 
 	// Every pod-level name the function writes starts with this prefix,
 	// so that it never collides with a volume or container of the user's.
