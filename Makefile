@@ -48,6 +48,7 @@ example: build $(KUSTOMIZE)
 generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) object paths=./krm/...
 	$(CONTROLLER_GEN) crd paths=./krm/... output:crd:artifacts:config=krm/crds
+	go run ./hack/crdjson
 	$(CONTROLLER_GEN) rbac:roleName=glance-krm-controller paths=./controller/... output:rbac:artifacts:config=controller/config/rbac
 
 ## generate-secret-options: Glance's secret=True options from Debian's glance-api
@@ -67,7 +68,7 @@ test: lint short unit e2e-glance e2e-chainsaw e2e-packaging
 ## goimports, errcheck) and shellcheck over hack/, .ci/ and the test scripts
 lint: $(GOLANGCI_LINT) deps-lint
 	$(GOLANGCI_LINT) run ./...
-	shellcheck hack/*.sh hack/containers/*.sh .ci/run tests/e2e/glance/*.sh
+	shellcheck hack/*.sh hack/containers/*.sh .ci/run tests/e2e/glance/*.sh ci/*.sh
 
 ## short: the fast inner loop, every unit test and no external process
 ## (go test -short ./...; tests that need a peer skip, saying which target runs them)

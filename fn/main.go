@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 
+	"github.com/c5c3/glance-krm/fn/explain"
 	"github.com/c5c3/glance-krm/fn/glancekrm"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
@@ -25,6 +27,8 @@ func main() {
 			os.Exit(credentials(os.Args[2:], os.Stderr))
 		case "keep-history":
 			os.Exit(keepHistory(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		case "explain":
+			os.Exit(explainChange(os.Args[2:], os.Stdout, os.Stderr))
 		}
 	}
 	os.Exit(filter(os.Stdin, os.Stdout, os.Stderr))
@@ -49,6 +53,72 @@ func credentials(args []string, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// Exit codes of explain, for CI to gate on.
+const (
+	explainOK      = 0 // nothing blocks
+	explainBlocked = 1 // a blocking warning is not acknowledged
+	explainUsage   = 2 // bad flags or a render that cannot be read
+)
+
+// explainChange prints what the change from one render to another does
+// (package explain).
+func explainChange(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s explain [flags] BEFORE AFTER\n\nBEFORE and AFTER are two renders (kustomize build output or a ResourceList; - for stdin).\nExit codes: 0 nothing blocks, 1 a blocking warning is not acknowledged, 2 usage or unreadable input.\n\n", glancekrm.Name)
+		fs.PrintDefaults()
+	}
+	format := fs.String("format", explain.FormatText, "text, markdown or json")
+	failOn := fs.String("fail-on", explain.StoreRemoved, "comma-separated warning kinds that block (exit 1): "+strings.Join([]string{explain.StoreRemoved, explain.StoreLocationChanged, explain.DefaultStoreChanged, explain.CredentialsSecretRenamed, explain.UnknownOption}, ", ")+"; empty for none")
+	var acks stringList
+	fs.Var(&acks, "acknowledge", "a warning ID a reviewer accepts (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return explainUsage
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return explainUsage
+	}
+	var renders [2]*explain.Render
+	for i, name := range fs.Args() {
+		var b []byte
+		var err error
+		if name == "-" {
+			b, err = io.ReadAll(os.Stdin)
+		} else {
+			b, err = os.ReadFile(name)
+		}
+		if err == nil {
+			renders[i], err = explain.Read(b)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "%s explain: %s: %v\n", glancekrm.Name, name, err)
+			return explainUsage
+		}
+	}
+	opts := explain.Options{FailOn: []string{}, Acknowledged: acks}
+	for _, k := range strings.Split(*failOn, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			opts.FailOn = append(opts.FailOn, k)
+		}
+	}
+	report := explain.Compare(renders[0], renders[1], opts)
+	if err := report.Write(stdout, *format); err != nil {
+		fmt.Fprintf(stderr, "%s explain: %v\n", glancekrm.Name, err)
+		return explainUsage
+	}
+	if report.Blocked() {
+		return explainBlocked
+	}
+	return explainOK
+}
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 // keepHistory is the pre-render step for Flux (README, "Flux"): a
 // kustomize build's output on stdin, the output with the rendered copies

@@ -2,12 +2,17 @@ package crds_test
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	sigsyaml "sigs.k8s.io/yaml"
+
 	"github.com/c5c3/glance-krm/internal/testenv"
+	"github.com/c5c3/glance-krm/krm/crds"
 )
 
 // controllerGen is the pinned controller-gen the Makefile builds; the test
@@ -65,4 +70,25 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		compare(filepath.Join(crdDir, e.Name()), e.Name())
 	}
 	compare(filepath.Join(objDir, "zz_generated.deepcopy.go"), filepath.Join(root, "krm/v1alpha1/zz_generated.deepcopy.go"))
+}
+
+// TestJSONCopiesAreCurrent: the validator reads json/<crd>.json, which
+// make generate writes from each CRD (hack/crdjson): they must say the
+// same.
+func TestJSONCopiesAreCurrent(t *testing.T) {
+	files, err := fs.Glob(crds.FS, "*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CRDs: %v", err)
+	}
+	for _, f := range files {
+		y, _ := crds.FS.ReadFile(f)
+		want, err := sigsyaml.YAMLToJSON(y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := crds.JSON.ReadFile("json/" + strings.TrimSuffix(f, ".yaml") + ".json")
+		if err != nil || strings.TrimSpace(string(got)) != string(want) {
+			t.Errorf("json copy of %s is missing or stale (%v): run make generate", f, err)
+		}
+	}
 }

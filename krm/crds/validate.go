@@ -2,6 +2,7 @@ package crds
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -16,7 +17,6 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
-	"sigs.k8s.io/yaml"
 )
 
 // A Validator judges an object as the API server judges a create against
@@ -71,13 +71,14 @@ func For(kind string) (*Validator, error) {
 }
 
 func load(file string) (*Validator, error) {
-	b, err := FS.ReadFile(file)
+	name := "json/" + strings.TrimSuffix(file, ".yaml") + ".json"
+	b, err := JSON.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
 	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.Unmarshal(b, &crd); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+	if err := json.Unmarshal(b, &crd); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	// The CEL rules of spec.extraConfig are left to their hand-written
 	// twins (krm/v1alpha1/rules_extraconfig.go), which the corpus proves

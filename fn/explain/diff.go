@@ -1,0 +1,303 @@
+package explain
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/c5c3/glance-krm/krm/catalogs"
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// Warning kinds, stable for tools and for --fail-on.
+const (
+	DefaultStoreChanged      = "default-store-changed"
+	StoreRemoved             = "store-removed"
+	StoreLocationChanged     = "store-location-changed"
+	CredentialsSecretRenamed = "credentials-secret-renamed"
+	UnknownOption            = "unknown-option"
+)
+
+// Report is what a change does, per Glance.
+type Report struct {
+	Glances  []GlanceChange `json:"glances"`
+	Warnings []Warning      `json:"warnings"`
+}
+
+// GlanceChange is one Glance's part of the change.
+type GlanceChange struct {
+	Glance  string `json:"glance"` // namespace/name
+	Status  string `json:"status"` // added, removed, changed, unchanged
+	Release string `json:"release,omitempty"`
+	// ReleaseBefore is the release before the change, when it changes.
+	ReleaseBefore string          `json:"releaseBefore,omitempty"`
+	Stores        []StoreChange   `json:"stores,omitempty"`
+	Defaults      []DefaultChange `json:"defaults,omitempty"`
+	Renamed       []Rename        `json:"renamed,omitempty"`
+	Kept          []string        `json:"kept,omitempty"`  // hashed objects that keep their names
+	Rolls         []string        `json:"rolls,omitempty"` // workloads whose pods are replaced
+	Stays         []string        `json:"stays,omitempty"` // workloads left as they run
+}
+
+// StoreChange is one store added, removed or changed option by option.
+type StoreChange struct {
+	Store   string         `json:"store"`
+	Change  string         `json:"change"` // added, removed, changed
+	Options []OptionChange `json:"options,omitempty"`
+}
+
+// OptionChange is one option of a store, before and after ("" when absent).
+type OptionChange struct {
+	Option string `json:"option"`
+	Before string `json:"before,omitempty"`
+	After  string `json:"after,omitempty"`
+}
+
+// DefaultChange is the default store an Image API serves, before and after.
+type DefaultChange struct {
+	API    string `json:"api"`
+	Before string `json:"before,omitempty"`
+	After  string `json:"after,omitempty"`
+}
+
+// Rename is a hashed object that gets a new name.
+type Rename struct {
+	Kind   string `json:"kind"`
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
+
+// Warning is what a reviewer should read. ID names it for --acknowledge.
+type Warning struct {
+	ID           string `json:"id"`
+	Kind         string `json:"kind"`
+	Glance       string `json:"glance"`
+	Message      string `json:"message"`
+	Blocking     bool   `json:"blocking"`
+	Acknowledged bool   `json:"acknowledged,omitempty"`
+}
+
+// Options choose which warnings block (the exit code) and which of those
+// a reviewer acknowledged.
+type Options struct {
+	FailOn       []string // warning kinds that block; default StoreRemoved
+	Acknowledged []string // warning IDs
+}
+
+// Blocked tells whether a blocking warning is not acknowledged.
+func (r *Report) Blocked() bool {
+	return slices.ContainsFunc(r.Warnings, func(w Warning) bool { return w.Blocking && !w.Acknowledged })
+}
+
+// hidden are options whose values a report never shows: credentials do
+// not travel through the rendered files, but a value is not printed even
+// if one did.
+func hidden(option string) bool {
+	return option == v1alpha1.OptionS3SecretKey || option == v1alpha1.OptionS3AccessKey || strings.Contains(option, "password")
+}
+
+// Compare explains the change from before to after.
+func Compare(before, after *Render, o Options) *Report {
+	if o.FailOn == nil {
+		o.FailOn = []string{StoreRemoved}
+	}
+	r := &Report{Glances: []GlanceChange{}, Warnings: []Warning{}}
+	names := slices.Sorted(maps.Keys(before.Glances))
+	for n := range after.Glances {
+		if _, ok := before.Glances[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		b, a := before.Glances[n], after.Glances[n]
+		c := GlanceChange{Glance: n}
+		switch {
+		case b == nil:
+			c.Status, c.Release = "added", a.Release
+			b = &Glance{}
+		case a == nil:
+			c.Status, c.Release = "removed", b.Release
+			a = &Glance{}
+		default:
+			c.Release = a.Release
+			if b.Release != a.Release {
+				c.ReleaseBefore = b.Release
+			}
+		}
+		r.compareGlance(&c, b, a)
+		if c.Status == "" {
+			c.Status = "unchanged"
+			if len(c.Stores)+len(c.Defaults)+len(c.Renamed)+len(c.Rolls) > 0 || c.ReleaseBefore != "" {
+				c.Status = "changed"
+			}
+		}
+		r.Glances = append(r.Glances, c)
+	}
+	for i := range r.Warnings {
+		w := &r.Warnings[i]
+		w.Blocking = slices.Contains(o.FailOn, w.Kind)
+		w.Acknowledged = slices.Contains(o.Acknowledged, w.ID)
+	}
+	return r
+}
+
+func (r *Report) warn(kind, glance, subject, format string, args ...any) {
+	r.Warnings = append(r.Warnings, Warning{ID: kind + "/" + glance + "/" + subject, Kind: kind, Glance: glance,
+		Message: fmt.Sprintf(format, args...)})
+}
+
+func (r *Report) compareGlance(c *GlanceChange, b, a *Glance) {
+	g := c.Glance
+	for _, store := range union(b.Stores, a.Stores) {
+		bo, inB := b.Stores[store]
+		ao, inA := a.Stores[store]
+		switch {
+		case !inB:
+			c.Stores = append(c.Stores, StoreChange{Store: store, Change: "added", Options: options(nil, ao)})
+		case !inA:
+			c.Stores = append(c.Stores, StoreChange{Store: store, Change: "removed"})
+			if c.Status != "removed" {
+				r.warn(StoreRemoved, g, store, "store %q is removed: the images stored in it become unreachable (Glance keeps each image's location, and no other store serves it); move or delete those images first", store)
+			}
+		default:
+			if opts := options(bo, ao); len(opts) > 0 {
+				c.Stores = append(c.Stores, StoreChange{Store: store, Change: "changed", Options: opts})
+			}
+			for _, opt := range []string{"s3_store_host", "s3_store_bucket"} {
+				if bo[opt] != ao[opt] {
+					r.warn(StoreLocationChanged, g, store+"/"+opt, "%s of store %q changes from %q to %q: existing images keep their location URLs, which point at the old one (glance_store keeps the location per image)", opt, store, bo[opt], ao[opt])
+				}
+			}
+		}
+		if bs, as := b.Credentials[store], a.Credentials[store]; inB && inA && bs != "" && as != "" && bs != as {
+			r.warn(CredentialsSecretRenamed, g, store, "the credentials Secret of store %q changes from %q to %q: it must exist with both keys before the pods roll, and images written with the old keys need them to stay valid", store, bs, as)
+		}
+	}
+	for _, api := range union(b.Defaults, a.Defaults) {
+		bd, ad := b.Defaults[api], a.Defaults[api]
+		if bd != ad {
+			c.Defaults = append(c.Defaults, DefaultChange{API: api, Before: bd, After: ad})
+			if bd != "" && ad != "" {
+				r.warn(DefaultStoreChanged, g, api, "the default store of API %q changes from %q to %q: new images go to %q", api, bd, ad, ad)
+			}
+		}
+	}
+	r.renames(c, b, a)
+	for _, w := range union(b.Workloads, a.Workloads) {
+		switch bt, inB := b.Workloads[w]; {
+		case !inB:
+			c.Rolls = append(c.Rolls, w+" (new)")
+		case a.Workloads[w] == "":
+			c.Rolls = append(c.Rolls, w+" (removed)")
+		case bt != a.Workloads[w]:
+			c.Rolls = append(c.Rolls, w)
+		default:
+			c.Stays = append(c.Stays, w)
+		}
+	}
+	r.unknownOptions(g, a)
+}
+
+// renames pairs the hashed objects by kind: a ConfigMap and a Secret per
+// set of files the workloads mount.
+func (r *Report) renames(c *GlanceChange, b, a *Glance) {
+	for _, kind := range []string{"ConfigMap", "Secret"} {
+		bn, an := ofKind(b.Files, kind), ofKind(a.Files, kind)
+		var gone, fresh []string
+		for _, n := range bn {
+			if slices.Contains(an, n) {
+				c.Kept = append(c.Kept, kind+"/"+n)
+			} else {
+				gone = append(gone, n)
+			}
+		}
+		for _, n := range an {
+			if !slices.Contains(bn, n) {
+				fresh = append(fresh, n)
+			}
+		}
+		for i := range max(len(gone), len(fresh)) {
+			rn := Rename{Kind: kind}
+			if i < len(gone) {
+				rn.Before = gone[i]
+			}
+			if i < len(fresh) {
+				rn.After = fresh[i]
+			}
+			c.Renamed = append(c.Renamed, rn)
+		}
+	}
+}
+
+func ofKind(files []string, kind string) []string {
+	var out []string
+	for _, f := range files {
+		if k, n, _ := strings.Cut(f, "/"); k == kind {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// unknownOptions warns about options of the rendered files that the
+// Glance's release does not read (glance_store and oslo.config ignore them
+// without a word). Sections the catalog does not describe are not judged.
+func (r *Report) unknownOptions(g string, a *Glance) {
+	cat := catalogs.For(a.Release)
+	if cat == nil {
+		return
+	}
+	for _, store := range slices.Sorted(maps.Keys(a.Stores)) {
+		for _, opt := range slices.Sorted(maps.Keys(a.Stores[store])) {
+			if _, ok := cat.StoreOptions[opt]; !ok {
+				r.warn(UnknownOption, g, store+"/"+opt, "option %q of store %q is not an option of an S3 store in Glance %s (%s): Glance ignores it", opt, store, a.Release, cat.Short())
+			}
+		}
+	}
+	for _, section := range slices.Sorted(maps.Keys(a.Config)) {
+		known, ok := cat.Section(section)
+		if !ok {
+			continue
+		}
+		for _, opt := range slices.Sorted(maps.Keys(a.Config[section])) {
+			if _, ok := known[opt]; !ok {
+				r.warn(UnknownOption, g, section+"/"+opt, "option [%s] %s of glance-api.conf is not read by Glance %s (%s)", section, opt, a.Release, cat.Short())
+			}
+		}
+	}
+}
+
+func options(before, after map[string]string) []OptionChange {
+	var out []OptionChange
+	for _, o := range union(before, after) {
+		b, a := before[o], after[o]
+		if b == a {
+			continue
+		}
+		if hidden(o) {
+			b, a = mask(b), mask(a)
+		}
+		out = append(out, OptionChange{Option: o, Before: b, After: a})
+	}
+	return out
+}
+
+func mask(v string) string {
+	if v == "" {
+		return ""
+	}
+	return "(hidden)"
+}
+
+func union[V any](a, b map[string]V) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,221 @@
+// Package explain tells a reviewer what a change to the Glance
+// configuration in git does, before it is merged: it reads two renders
+// (what kustomize, kpt or Argo CD produce with glance-krm, before and after
+// the change) and says, per Glance, which stores come and go, which
+// options change, which default store serves, which hashed objects get
+// new names and so which workloads roll, and what deserves a warning.
+package explain
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"gopkg.in/ini.v1"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// Render is what one build says about each Glance.
+type Render struct {
+	Glances map[string]*Glance // by namespace/name
+}
+
+// Glance is one Glance as rendered.
+type Glance struct {
+	Release     string
+	Stores      map[string]map[string]string // store -> option -> value, from backends.conf
+	Defaults    map[string]string            // Image API (workload) -> default store, from glance-api.conf
+	Credentials map[string]string            // store -> credentials Secret (its GlanceBackend)
+	Config      map[string]map[string]string // glance-api.conf: section -> option -> value
+	Files       []string                     // the hashed objects the workloads mount: "ConfigMap/<name>", "Secret/<name>"
+	Workloads   map[string]string            // "Deployment/<name>" -> its pod template, serialized
+}
+
+// Read reads a build's output: multi-document YAML, or a ResourceList (a
+// kpt or function output).
+func Read(b []byte) (*Render, error) {
+	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(b), OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		return nil, err
+	}
+	if len(nodes) == 1 && nodes[0].GetKind() == "ResourceList" {
+		items, err := nodes[0].Pipe(yaml.Lookup("items"))
+		if err != nil {
+			return nil, err
+		}
+		if nodes, err = items.Elements(); err != nil {
+			return nil, err
+		}
+	}
+	r := &Render{Glances: map[string]*Glance{}}
+	byName := map[string]*yaml.RNode{}
+	for _, n := range nodes {
+		byName[n.GetKind()+"/"+n.GetNamespace()+"/"+n.GetName()] = n
+		if n.GetKind() == v1alpha1.GlanceKind {
+			release, _ := n.GetString("spec.openStackRelease")
+			r.Glances[key(n.GetNamespace(), n.GetName())] = &Glance{Release: release,
+				Stores: map[string]map[string]string{}, Defaults: map[string]string{}, Credentials: map[string]string{},
+				Config: map[string]map[string]string{}, Workloads: map[string]string{}}
+		}
+	}
+	for _, n := range nodes {
+		switch n.GetKind() {
+		case v1alpha1.GlanceBackendKind:
+			glance, _ := n.GetString("spec.glanceRef.name")
+			secret, _ := n.GetString("spec.s3.credentialsSecretRef.name")
+			if g := r.Glances[key(n.GetNamespace(), glance)]; g != nil {
+				g.Credentials[n.GetName()] = secret
+			}
+		case "Deployment", "StatefulSet":
+			if err := r.workload(n, byName); err != nil {
+				return nil, fmt.Errorf("%s %s: %w", n.GetKind(), n.GetName(), err)
+			}
+		}
+	}
+	return r, nil
+}
+
+func key(namespace, name string) string { return namespace + "/" + name }
+
+// workload records a Glance's workload: the one the function labelled
+// with the Glance's name, or named like it.
+func (r *Render) workload(n *yaml.RNode, byName map[string]*yaml.RNode) error {
+	name := n.GetLabels()[v1alpha1.LabelGlance]
+	if name == "" {
+		name = n.GetName()
+	}
+	g := r.Glances[key(n.GetNamespace(), name)]
+	if g == nil {
+		return nil
+	}
+	tmpl, err := n.Pipe(yaml.Lookup("spec", "template"))
+	if err != nil || tmpl == nil {
+		return err
+	}
+	s, err := tmpl.String()
+	if err != nil {
+		return err
+	}
+	g.Workloads[n.GetKind()+"/"+n.GetName()] = s
+	api := n.GetLabels()[v1alpha1.LabelAPI]
+	if api == "" {
+		api = v1alpha1.DefaultAPIName
+	}
+	for _, file := range mounted(tmpl) {
+		if !slices.Contains(g.Files, file) {
+			g.Files = append(g.Files, file)
+		}
+		kind, name, _ := strings.Cut(file, "/")
+		obj := byName[kind+"/"+n.GetNamespace()+"/"+name]
+		if obj == nil {
+			continue
+		}
+		if err := g.read(obj, api); err != nil {
+			return err
+		}
+	}
+	slices.Sort(g.Files)
+	return nil
+}
+
+// mounted are the ConfigMap and Secret the config volume projects.
+func mounted(tmpl *yaml.RNode) []string {
+	var out []string
+	vols, _ := tmpl.Pipe(yaml.Lookup("spec", "volumes"))
+	if vols == nil {
+		return nil
+	}
+	_ = vols.VisitElements(func(v *yaml.RNode) error {
+		if yaml.GetValue(v.Field("name").Value) != v1alpha1.VolumeConfig {
+			return nil
+		}
+		srcs, _ := v.Pipe(yaml.Lookup("projected", "sources"))
+		if srcs == nil {
+			return nil
+		}
+		return srcs.VisitElements(func(s *yaml.RNode) error {
+			for kind, field := range map[string]string{"ConfigMap": "configMap", "Secret": "secret"} {
+				if f := s.Field(field); f != nil {
+					if name := f.Value.Field("name"); name != nil {
+						out = append(out, kind+"/"+yaml.GetValue(name.Value))
+					}
+				}
+			}
+			return nil
+		})
+	})
+	slices.Sort(out)
+	return out
+}
+
+// read takes the rendered files of one mounted object.
+func (g *Glance) read(obj *yaml.RNode, api string) error {
+	files := map[string]string{}
+	for _, field := range []string{"data", "stringData"} {
+		m, _ := obj.Pipe(yaml.Lookup(field))
+		if m == nil {
+			continue
+		}
+		entries, err := m.Map()
+		if err != nil {
+			return fmt.Errorf("%s %s: %s: %w", obj.GetKind(), obj.GetName(), field, err)
+		}
+		for k, v := range entries {
+			s := fmt.Sprint(v)
+			if field == "data" && obj.GetKind() == "Secret" {
+				b, err := base64.StdEncoding.DecodeString(s)
+				if err != nil {
+					return fmt.Errorf("%s %s: data[%s]: %w", obj.GetKind(), obj.GetName(), k, err)
+				}
+				s = string(b)
+			}
+			files[k] = s
+		}
+	}
+	if conf, ok := files[v1alpha1.KeyBackendsConf]; ok {
+		sections, err := parse(conf)
+		if err != nil {
+			return fmt.Errorf("%s %s: %s: %w", obj.GetKind(), obj.GetName(), v1alpha1.KeyBackendsConf, err)
+		}
+		for name, opts := range sections {
+			if name != ini.DefaultSection {
+				g.Stores[name] = opts
+			}
+		}
+	}
+	if conf, ok := files[v1alpha1.KeyGlanceAPIConf]; ok {
+		sections, err := parse(conf)
+		if err != nil {
+			return fmt.Errorf("%s %s: %s: %w", obj.GetKind(), obj.GetName(), v1alpha1.KeyGlanceAPIConf, err)
+		}
+		maps.Copy(g.Config, sections)
+		g.Defaults[api] = sections["glance_store"]["default_backend"]
+	}
+	return nil
+}
+
+// parse reads an INI file as glance-krm writes it, values as written.
+func parse(conf string) (map[string]map[string]string, error) {
+	f, err := ini.LoadSources(ini.LoadOptions{IgnoreInlineComment: true, PreserveSurroundedQuote: true, SpaceBeforeInlineComment: true}, []byte(conf))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]string{}
+	for _, s := range f.Sections() {
+		if s.Name() == ini.DefaultSection && len(s.Keys()) == 0 {
+			continue
+		}
+		opts := map[string]string{}
+		for _, k := range s.Keys() {
+			opts[k.Name()] = k.Value()
+		}
+		out[s.Name()] = opts
+	}
+	return out, nil
+}
