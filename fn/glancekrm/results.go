@@ -17,8 +17,8 @@ const (
 )
 
 // Result messages come in one of two forms, so a user can search for them
-// and a tool can tell them apart (TestResultWording holds every golden
-// case to it):
+// and a tool can tell them apart (TestGolden holds every golden case to
+// it):
 //   - about a field: "<field path>: <rule>", the API server's own words
 //     (field.Error's text), with field.path set;
 //   - anything else: "glance-krm: [<Reason>: ]<message>", the Reason being

@@ -37,11 +37,15 @@ func kptRender(t *testing.T, env []string, pkg string, args ...string) (string, 
 	return string(out), err
 }
 
-// snapshot reads every file of a package.
+// snapshot reads every file of a package but what kpt ignores
+// (.krmignore names .expected/, the example's expected output).
 func snapshot(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == ".expected" {
+			return filepath.SkipDir
+		}
 		if err == nil && !d.IsDir() {
 			b, _ := os.ReadFile(path)
 			rel, _ := filepath.Rel(dir, path)

@@ -68,23 +68,14 @@ func copyExample(t *testing.T, s3Endpoint, release string, dbPort int) string {
 	t.Helper()
 	fnBin := testenv.FunctionBinary(t)
 	dir := t.TempDir()
-	entries, err := os.ReadDir(example)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(example, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
+	testenv.CopyTree(t, example, dir, func(_ string, b []byte) []byte {
 		b = bytes.ReplaceAll(b, []byte("../../bin/glance-krm-fn"), []byte(fnBin))
 		b = bytes.ReplaceAll(b, []byte("127.0.0.1:7070"), []byte(s3Endpoint))
 		b = bytes.ReplaceAll(b, []byte("port: 3306"), []byte(fmt.Sprintf("port: %d", dbPort)))
 		// The Glance declares the release it runs, so the release rules
 		// of that release's option catalog apply to every render.
-		b = bytes.ReplaceAll(b, []byte(`openStackRelease: "2025.2"`), []byte(`openStackRelease: "`+release+`"`))
-		write(t, filepath.Join(dir, e.Name()), string(b))
-	}
+		return bytes.ReplaceAll(b, []byte(`openStackRelease: "2025.2"`), []byte(`openStackRelease: "`+release+`"`))
+	})
 	return dir
 }
 
