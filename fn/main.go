@@ -7,13 +7,17 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/c5c3/glance-krm/fn/explain"
 	"github.com/c5c3/glance-krm/fn/glancekrm"
@@ -67,7 +71,7 @@ func explainChange(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s explain [flags] BEFORE AFTER\n\nBEFORE and AFTER are two renders (kustomize build output or a ResourceList; - for stdin).\nExit codes: 0 nothing blocks, 1 a blocking warning is not acknowledged, 2 usage or unreadable input.\n\n", glancekrm.Name)
+		fmt.Fprintf(stderr, "usage: %s explain [flags] BEFORE AFTER\n\nBEFORE and AFTER are two renders: files (kustomize build output or a ResourceList; - for stdin),\nor folders (a kustomization, built with $KUSTOMIZE or kustomize; a rendered kpt package, read as it is).\nExit codes: 0 nothing blocks, 1 a blocking warning is not acknowledged, 2 usage or unreadable input.\n\n", glancekrm.Name)
 		fs.PrintDefaults()
 	}
 	format := fs.String("format", explain.FormatText, "text, markdown or json")
@@ -83,13 +87,7 @@ func explainChange(args []string, stdout, stderr io.Writer) int {
 	}
 	var renders [2]*explain.Render
 	for i, name := range fs.Args() {
-		var b []byte
-		var err error
-		if name == "-" {
-			b, err = io.ReadAll(os.Stdin)
-		} else {
-			b, err = os.ReadFile(name)
-		}
+		b, err := readRender(name)
 		if err == nil {
 			renders[i], err = explain.Read(b)
 		}
@@ -113,6 +111,43 @@ func explainChange(args []string, stdout, stderr io.Writer) int {
 		return explainBlocked
 	}
 	return explainOK
+}
+
+// readRender reads a render: a file, - for stdin, or a folder: a
+// kustomization is built (KUSTOMIZE, else kustomize on PATH, with the
+// flags glance-krm needs), any other folder (a rendered kpt package) is
+// read file by file.
+func readRender(name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(os.Stdin)
+	}
+	info, err := os.Stat(name)
+	if err != nil || !info.IsDir() {
+		return os.ReadFile(name)
+	}
+	for _, k := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		if _, err := os.Stat(filepath.Join(name, k)); err == nil {
+			bin := os.Getenv("KUSTOMIZE")
+			if bin == "" {
+				bin = "kustomize"
+			}
+			var stderr bytes.Buffer
+			cmd := exec.Command(bin, "build", "--enable-alpha-plugins", "--enable-exec", name)
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				return nil, fmt.Errorf("kustomize build: %w\n%s", err, stderr.String())
+			}
+			return out, nil
+		}
+	}
+	nodes, err := (&kio.LocalPackageReader{PackagePath: name, OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	err = kio.ByteWriter{Writer: &buf}.Write(nodes)
+	return buf.Bytes(), err
 }
 
 type stringList []string

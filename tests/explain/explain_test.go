@@ -366,3 +366,35 @@ func TestCIScript(t *testing.T) {
 		t.Errorf("a render that fails: exit %d, want 2", code)
 	}
 }
+
+// TestFolders: a render may be a kustomization (built) or a folder of
+// rendered files (a kpt package, read as it is): the same report as from
+// the built files.
+func TestFolders(t *testing.T) {
+	dir := example(t)
+	beforeDir := filepath.Join(t.TempDir(), "before")
+	testenv.CopyTree(t, dir, beforeDir, nil)
+	before := render(t, filepath.Join(beforeDir, "standalone"))
+	afterDir := scenarios["default-flip"](t, dir)
+	after := render(t, afterDir)
+	want, _ := runExplain(t, "--format", "json", before, after)
+
+	cmd := exec.Command(testenv.FunctionBinary(t), "explain", "--format", "json", filepath.Join(beforeDir, "standalone"), afterDir)
+	cmd.Env = append(os.Environ(), "KUSTOMIZE="+testenv.Kustomize(t))
+	got, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, string(got)); d != "" {
+		t.Errorf("kustomization folders (-files +folders):\n%s", d)
+	}
+
+	pkg := t.TempDir()
+	b, _ := os.ReadFile(after)
+	if err := os.WriteFile(filepath.Join(pkg, "rendered.yaml"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := runExplain(t, "--format", "json", before, pkg); got != want {
+		t.Errorf("a folder of rendered files differs from the file:\n%s", cmp.Diff(want, got))
+	}
+}
