@@ -38,6 +38,20 @@ type GlanceChange struct {
 	Kept          []string        `json:"kept,omitempty"`  // hashed objects that keep their names
 	Rolls         []string        `json:"rolls,omitempty"` // workloads whose pods are replaced
 	Stays         []string        `json:"stays,omitempty"` // workloads left as they run
+	// APIStores: an Image API whose set of stores changes.
+	APIStores []APIStoresChange `json:"apiStores,omitempty"`
+	// Added, Removed, Changed: the Glance's workloads and other generated
+	// objects (Services, Jobs, …) that come, go, or change.
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+	Changed []string `json:"changed,omitempty"`
+}
+
+// APIStoresChange is the stores one Image API serves, before and after.
+type APIStoresChange struct {
+	API    string   `json:"api"`
+	Before []string `json:"before,omitempty"`
+	After  []string `json:"after,omitempty"`
 }
 
 // StoreChange is one store added, removed or changed option by option.
@@ -129,7 +143,7 @@ func Compare(before, after *Render, o Options) *Report {
 		r.compareGlance(&c, b, a)
 		if c.Status == "" {
 			c.Status = "unchanged"
-			if len(c.Stores)+len(c.Defaults)+len(c.Renamed)+len(c.Rolls) > 0 || c.ReleaseBefore != "" {
+			if len(c.Stores)+len(c.Defaults)+len(c.Renamed)+len(c.Rolls)+len(c.APIStores)+len(c.Added)+len(c.Removed)+len(c.Changed) > 0 || c.ReleaseBefore != "" {
 				c.Status = "changed"
 			}
 		}
@@ -185,18 +199,21 @@ func (r *Report) compareGlance(c *GlanceChange, b, a *Glance) {
 		}
 	}
 	r.renames(c, b, a)
-	for _, w := range union(b.Workloads, a.Workloads) {
-		switch bt, inB := b.Workloads[w]; {
-		case !inB:
-			c.Rolls = append(c.Rolls, w+" (new)")
-		case a.Workloads[w] == "":
-			c.Rolls = append(c.Rolls, w+" (removed)")
-		case bt != a.Workloads[w]:
-			c.Rolls = append(c.Rolls, w)
-		default:
-			c.Stays = append(c.Stays, w)
+	// Which API serves which store matters with several APIs; with one,
+	// the store lines above say it all.
+	apis := union(b.APIStores, a.APIStores)
+	if len(apis) < 2 {
+		apis = nil
+	}
+	for _, api := range apis {
+		bs, as := b.APIStores[api], a.APIStores[api]
+		if len(bs) > 0 && len(as) > 0 && !slices.Equal(bs, as) {
+			c.APIStores = append(c.APIStores, APIStoresChange{API: api, Before: bs, After: as})
 		}
 	}
+	c.Added, c.Removed, c.Rolls, c.Stays = compareObjects(b.Workloads, a.Workloads)
+	added, removed, changed, _ := compareObjects(b.Objects, a.Objects)
+	c.Added, c.Removed, c.Changed = append(c.Added, added...), append(c.Removed, removed...), changed
 	r.unknownOptions(g, a)
 }
 
@@ -267,6 +284,26 @@ func (r *Report) unknownOptions(g string, a *Glance) {
 			}
 		}
 	}
+}
+
+// compareObjects sorts objects (kind/name -> serialized) into added,
+// removed, changed and unchanged.
+func compareObjects(before, after map[string]string) (added, removed, changed, same []string) {
+	for _, o := range union(before, after) {
+		bt, inB := before[o]
+		at, inA := after[o]
+		switch {
+		case !inB:
+			added = append(added, o)
+		case !inA:
+			removed = append(removed, o)
+		case bt != at:
+			changed = append(changed, o)
+		default:
+			same = append(same, o)
+		}
+	}
+	return added, removed, changed, same
 }
 
 func options(before, after map[string]string) []OptionChange {

@@ -54,11 +54,30 @@ func (c GlanceChange) lines() []string {
 	for _, d := range c.Defaults {
 		out = append(out, fmt.Sprintf("default store (API %s): %s", d.API, arrow(d.Before, d.After)))
 	}
+	for _, s := range c.APIStores {
+		out = append(out, fmt.Sprintf("stores of API %s: %s", s.API, arrow(strings.Join(s.Before, ", "), strings.Join(s.After, ", "))))
+	}
 	for _, rn := range c.Renamed {
-		out = append(out, fmt.Sprintf("%s renamed: %s", rn.Kind, arrow(rn.Before, rn.After)))
+		switch {
+		case rn.Before == "":
+			out = append(out, fmt.Sprintf("%s added: %s", rn.Kind, rn.After))
+		case rn.After == "":
+			out = append(out, fmt.Sprintf("%s no longer mounted: %s", rn.Kind, rn.Before))
+		default:
+			out = append(out, fmt.Sprintf("%s renamed: %s", rn.Kind, arrow(rn.Before, rn.After)))
+		}
 	}
 	for _, k := range c.Kept {
 		out = append(out, "keeps its name: "+k)
+	}
+	for _, o := range c.Added {
+		out = append(out, "added: "+o)
+	}
+	for _, o := range c.Removed {
+		out = append(out, "removed: "+o)
+	}
+	for _, o := range c.Changed {
+		out = append(out, "changes: "+o)
 	}
 	for _, w := range c.Rolls {
 		out = append(out, "rolls: "+w)

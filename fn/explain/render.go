@@ -35,6 +35,8 @@ type Glance struct {
 	Config      map[string]map[string]string // glance-api.conf: section -> option -> value
 	Files       []string                     // the hashed objects the workloads mount: "ConfigMap/<name>", "Secret/<name>"
 	Workloads   map[string]string            // "Deployment/<name>" -> its pod template, serialized
+	APIStores   map[string][]string          // Image API -> the stores its workload's backends.conf holds
+	Objects     map[string]string            // the Glance's other generated objects ("Service/<name>"), serialized
 }
 
 // Read reads a build's output: multi-document YAML, or a ResourceList (a
@@ -61,7 +63,8 @@ func Read(b []byte) (*Render, error) {
 			release, _ := n.GetString("spec.openStackRelease")
 			r.Glances[key(n.GetNamespace(), n.GetName())] = &Glance{Release: release,
 				Stores: map[string]map[string]string{}, Defaults: map[string]string{}, Credentials: map[string]string{},
-				Config: map[string]map[string]string{}, Workloads: map[string]string{}}
+				Config: map[string]map[string]string{}, Workloads: map[string]string{},
+				APIStores: map[string][]string{}, Objects: map[string]string{}}
 		}
 	}
 	for _, n := range nodes {
@@ -75,6 +78,22 @@ func Read(b []byte) (*Render, error) {
 		case "Deployment", "StatefulSet":
 			if err := r.workload(n, byName); err != nil {
 				return nil, fmt.Errorf("%s %s: %w", n.GetKind(), n.GetName(), err)
+			}
+		case "ConfigMap", "Secret":
+			// the rendered files: judged through the workloads that mount them
+		default:
+			if g := r.Glances[key(n.GetNamespace(), n.GetLabels()[v1alpha1.LabelGlance])]; g != nil && n.GetLabels()[v1alpha1.LabelComponent] == v1alpha1.ComponentWorkload {
+				body, err := n.Pipe(yaml.Lookup("spec"))
+				if err != nil {
+					return nil, err
+				}
+				text := ""
+				if body != nil {
+					if text, err = body.String(); err != nil {
+						return nil, err
+					}
+				}
+				g.Objects[n.GetKind()+"/"+n.GetName()] = text
 			}
 		}
 	}
@@ -186,8 +205,12 @@ func (g *Glance) read(obj *yaml.RNode, api string) error {
 		for name, opts := range sections {
 			if name != ini.DefaultSection {
 				g.Stores[name] = opts
+				if !slices.Contains(g.APIStores[api], name) {
+					g.APIStores[api] = append(g.APIStores[api], name)
+				}
 			}
 		}
+		slices.Sort(g.APIStores[api])
 	}
 	if conf, ok := files[v1alpha1.KeyGlanceAPIConf]; ok {
 		sections, err := parse(conf)

@@ -398,3 +398,30 @@ func TestFolders(t *testing.T) {
 		t.Errorf("a folder of rendered files differs from the file:\n%s", cmp.Diff(want, got))
 	}
 }
+
+// TestSeveralAPIsSteps explains each step of examples/several-apis from
+// the renders the walking test keeps current (its .expected/): stores
+// move between APIs, the stable Service switches, an API goes.
+func TestSeveralAPIsSteps(t *testing.T) {
+	dir := filepath.Join(root, "examples", "several-apis", ".expected")
+	steps := []struct {
+		from, to string
+		lines    []string
+	}{
+		{"0-one-api", "1-add-api", []string{"added: Deployment/glance-next", "added: Service/glance-next", "stays: Deployment/glance", "default store (API next): (none) -> s3-new"}},
+		{"1-add-api", "2-move-stores", []string{"stores of API default: s3-new, s3-old -> s3-old", "stores of API next: s3-new -> s3-new, s3-old", "rolls: Deployment/glance-next"}},
+		{"2-move-stores", "3-switch-catalog", []string{"changes: Service/glance", "stays: Deployment/glance", "stays: Deployment/glance-next"}},
+		{"3-switch-catalog", "4-remove-first", []string{"removed: Deployment/glance", "stays: Deployment/glance-next", "ConfigMap no longer mounted: "}},
+	}
+	for _, s := range steps {
+		out, code := runExplain(t, filepath.Join(dir, s.from+".yaml"), filepath.Join(dir, s.to+".yaml"))
+		if code != 0 || strings.Contains(out, "WARNING") {
+			t.Errorf("%s -> %s: exit %d, or a warning where no store leaves the Glance:\n%s", s.from, s.to, code, out)
+		}
+		for _, l := range s.lines {
+			if !strings.Contains(out, l) {
+				t.Errorf("%s -> %s lacks %q:\n%s", s.from, s.to, l, out)
+			}
+		}
+	}
+}
