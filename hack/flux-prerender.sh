@@ -12,7 +12,8 @@
 #
 # Environment: KUSTOMIZE (default: kustomize on PATH), GLANCE_KRM_FN
 # (default: glance-krm-fn on PATH), CONFIG (default:
-# OVERLAY/glance-krm.yaml, the function configuration the overlay uses).
+# OVERLAY/glance-krm.yaml, the function configuration the overlay uses;
+# without one, the defaults).
 set -euo pipefail
 if [ $# -ne 2 ]; then
   echo "usage: $0 OVERLAY OUTDIR" >&2
@@ -25,8 +26,9 @@ config=${CONFIG:-$overlay/glance-krm.yaml}
 mkdir -p "$out"
 tmp=$(mktemp "$out/.resources.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
-"$kustomize" build --enable-alpha-plugins --enable-exec "$overlay" |
-  "$fnbin" keep-history --previous "$out/resources.yaml" --config "$config" > "$tmp"
+args=(keep-history --previous "$out/resources.yaml")
+if [ -f "$config" ]; then args+=(--config "$config"); fi
+"$kustomize" build --enable-alpha-plugins --enable-exec "$overlay" | "$fnbin" "${args[@]}" > "$tmp"
 chmod 0644 "$tmp"
 mv "$tmp" "$out/resources.yaml"
 cat > "$out/kustomization.yaml" <<'EOT'
