@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/ini.v1"
@@ -97,7 +98,52 @@ func Read(b []byte) (*Render, error) {
 			}
 		}
 	}
+	// A Glance rendered without a workload (workloads: none, the workload
+	// kept in another build): its newest rendered copies stand for what
+	// its pods will mount.
+	for name, g := range r.Glances {
+		if len(g.Workloads) > 0 {
+			continue
+		}
+		if err := g.newestCopies(name, nodes); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
+}
+
+// newestCopies reads the rendered ConfigMaps and Secrets of a Glance with
+// the highest revision (under kustomize every copy is revision 1; under
+// kpt older copies are kept beside the newest).
+func (g *Glance) newestCopies(name string, nodes []*yaml.RNode) error {
+	ns, glance, _ := strings.Cut(name, "/")
+	newest := map[string]int{}
+	var copies []*yaml.RNode
+	for _, n := range nodes {
+		l := n.GetLabels()
+		if (n.GetKind() != "ConfigMap" && n.GetKind() != "Secret") || n.GetNamespace() != ns || l[v1alpha1.LabelGlance] != glance ||
+			(l[v1alpha1.LabelComponent] != v1alpha1.ComponentConfig && l[v1alpha1.LabelComponent] != v1alpha1.ComponentBackends) {
+			continue
+		}
+		copies = append(copies, n)
+		newest[n.GetKind()] = max(newest[n.GetKind()], revision(n))
+	}
+	for _, n := range copies {
+		if revision(n) != newest[n.GetKind()] {
+			continue
+		}
+		g.Files = append(g.Files, n.GetKind()+"/"+n.GetName())
+		if err := g.read(n, v1alpha1.DefaultAPIName); err != nil {
+			return err
+		}
+	}
+	slices.Sort(g.Files)
+	return nil
+}
+
+func revision(n *yaml.RNode) int {
+	v, _ := strconv.Atoi(n.GetAnnotations()[v1alpha1.AnnotationRevision])
+	return v
 }
 
 func key(namespace, name string) string { return namespace + "/" + name }

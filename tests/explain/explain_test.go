@@ -425,3 +425,23 @@ func TestSeveralAPIsSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestWithoutWorkload: a Glance rendered with workloads: none and no
+// workload in the build is explained from its rendered copies.
+func TestWithoutWorkload(t *testing.T) {
+	dir := example(t)
+	std := filepath.Join(dir, "standalone")
+	edit(t, filepath.Join(std, "glance-krm.yaml"), "kind: RenderGlanceConfig\n", "kind: RenderGlanceConfig\nspec:\n  workloads: none\n")
+	edit(t, filepath.Join(std, "resources", "kustomization.yaml"), "- deployment.yaml", "")
+	before := render(t, std)
+	after := render(t, scenarios["store-removed"](t, dir))
+	out, code := runExplain(t, before, after)
+	for _, l := range []string{"store secondary removed", "ConfigMap renamed: glance-config-", "Secret renamed: glance-backends-"} {
+		if !strings.Contains(out, l) {
+			t.Errorf("lacks %q:\n%s", l, out)
+		}
+	}
+	if code != 1 || strings.Contains(out, "Deployment") {
+		t.Errorf("exit %d (want 1), or a Deployment where none is rendered:\n%s", code, out)
+	}
+}
