@@ -1,15 +1,21 @@
 package testenv
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/c5c3/glance-krm/krm/crds"
 )
 
 // RepoRoot is the repository's top directory.
@@ -20,8 +26,8 @@ func RepoRoot() string {
 
 // StartAPIServer starts a real kube-apiserver and etcd (envtest, with the
 // binaries KUBEBUILDER_ASSETS names: `make test` resolves them with
-// hack/envtest-assets.sh) with glance-krm's CRDs and the given others
-// installed.
+// hack/envtest-assets.sh) with glance-krm's CRDs, as krm/crds embeds
+// them, and the CRD files given installed.
 func StartAPIServer(extraCRDPaths ...string) (*envtest.Environment, *rest.Config, error) {
 	return StartAPIServerWith(func(env *envtest.Environment) {
 		env.CRDDirectoryPaths = append(env.CRDDirectoryPaths, extraCRDPaths...)
@@ -34,13 +40,39 @@ func StartAPIServerWith(adjust func(*envtest.Environment)) (*envtest.Environment
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, nil, errors.New("KUBEBUILDER_ASSETS is not set: run the tests through `make test`, which provides kube-apiserver and etcd")
 	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "krm", "crds")},
-		ErrorIfCRDPathMissing: true,
+	crds, err := embeddedCRDs()
+	if err != nil {
+		return nil, nil, err
 	}
+	env := &envtest.Environment{CRDs: crds, ErrorIfCRDPathMissing: true}
 	adjust(env)
 	cfg, err := env.Start()
 	return env, cfg, err
+}
+
+// embeddedCRDs are glance-krm's CRDs as krm/crds embeds them: what the
+// function validates against is what the API server serves.
+func embeddedCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	files, err := fs.Glob(crds.JSON, "json/*.json")
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, errors.New("krm/crds embeds no CRD")
+	}
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, f := range files {
+		b, err := crds.JSON.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := json.Unmarshal(b, crd); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		out = append(out, crd)
+	}
+	return out, nil
 }
 
 // GatewayAPICRD is the HTTPRoute CRD of the Gateway API module go.mod
