@@ -67,23 +67,13 @@ func (c GlanceChange) lines() []string {
 			out = append(out, fmt.Sprintf("%s renamed: %s", rn.Kind, arrow(rn.Before, rn.After)))
 		}
 	}
-	for _, k := range c.Kept {
-		out = append(out, "keeps its name: "+k)
-	}
-	for _, o := range c.Added {
-		out = append(out, "added: "+o)
-	}
-	for _, o := range c.Removed {
-		out = append(out, "removed: "+o)
-	}
-	for _, o := range c.Changed {
-		out = append(out, "changes: "+o)
-	}
-	for _, w := range c.Rolls {
-		out = append(out, "rolls: "+w)
-	}
-	for _, w := range c.Stays {
-		out = append(out, "stays: "+w)
+	for _, group := range []struct {
+		label string
+		items []string
+	}{{"keeps its name", c.Kept}, {"added", c.Added}, {"removed", c.Removed}, {"changes", c.Changed}, {"rolls", c.Rolls}, {"stays", c.Stays}} {
+		for _, item := range group.items {
+			out = append(out, group.label+": "+item)
+		}
 	}
 	return out
 }
