@@ -23,11 +23,18 @@ export GLANCE_KRM_CONTROLLER := $(CONTROLLER_BIN)
 export KUSTOMIZE_BIN    := $(KUSTOMIZE)
 export CONTROLLER_GEN_BIN := $(CONTROLLER_GEN)
 export VERSITYGW_BIN    := $(VERSITYGW)
+export GLANCE_KRM_CACHE := $(CACHE)
 # Under make a missing peer fails a test instead of skipping it
 # (internal/testenv): make test never passes by running less.
 export GLANCE_KRM_REQUIRE_PEERS := 1
 
-.PHONY: flux-render lint short deps-lint help seed-render generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench bench-controller fuzz generate tools deps-python deps-glance clean
+# The root file systems (tests/e2e/glance/rootfs.sh, built by the rootfs
+# target), each as the GLANCE_ROOTFS_<NAME> variable a test reads.
+rootfs_var = GLANCE_ROOTFS_$(2)="$$(CACHE=$(CACHE) bash tests/e2e/glance/rootfs.sh $(1))"
+ROOTFS_GLANCE := $(call rootfs_var,trixie,TRIXIE) $(call rootfs_var,2025.2,2025_2) $(call rootfs_var,2026.1,2026_1) $(call rootfs_var,sid,SID)
+ROOTFS_NODE   := $(ROOTFS_GLANCE) $(call rootfs_var,bookworm,BOOKWORM) $(call rootfs_var,infra,INFRA)
+
+.PHONY: rootfs deps-node e2e-node bench-node flux-render lint short deps-lint help seed-render generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench bench-controller fuzz generate tools deps-python deps-glance clean
 
 all: build
 
@@ -62,7 +69,7 @@ generate-catalogs: deps-glance
 	CACHE=$(CACHE) bash hack/generate-catalogs.sh
 
 ## test: the whole suite, with every real peer it needs
-test: lint short unit e2e-glance e2e-chainsaw e2e-packaging
+test: lint short unit e2e-glance e2e-chainsaw e2e-packaging e2e-node
 
 ## lint: golangci-lint (.golangci.yml: the import boundaries, gofmt and
 ## goimports, errcheck) and shellcheck over hack/, .ci/ and the test scripts
@@ -78,23 +85,47 @@ short:
 ## unit: Go tests with real kustomize, controller-gen, oslo.config (bookworm's,
 ## trixie's and sid's) and a real kube-apiserver + etcd (hack/envtest-assets.sh
 ## says where it got them)
-unit: build tools deps-python deps-glance
+unit: build tools deps-python deps-glance rootfs
 	go vet ./...
-	go vet -tags e2e ./tests/e2e/glance/
+	go vet -tags e2e ./tests/e2e/glance/ ./tests/node/ ./internal/testenv/node/
 	go vet -tags scale ./tests/scale/
-	KUBEBUILDER_ASSETS="$$(CACHE=$(CACHE) bash hack/envtest-assets.sh)" \
-	GLANCE_ROOTFS_TRIXIE="$$(CACHE=$(CACHE) bash tests/e2e/glance/rootfs.sh trixie)" \
-	GLANCE_ROOTFS_SID="$$(CACHE=$(CACHE) bash tests/e2e/glance/rootfs.sh sid)" \
+	KUBEBUILDER_ASSETS="$$(CACHE=$(CACHE) bash hack/envtest-assets.sh)" $(ROOTFS_GLANCE) \
 	  go test $(GO_TEST_FLAGS) ./...
 
-## e2e-glance: Debian's glance-api on the rendered config, against a real S3
-## server: bookworm's (Zed, the oldest) on this machine, trixie's (2025.1)
-## and sid's (newest, under uwsgi) in root file systems built once by
+## e2e-glance: each release's glance-api on the rendered config, against a
+## real S3 server: bookworm's (2022.2, the oldest) on this machine, trixie's
+## (2025.1), 2025.2 and 2026.1 from their release tarballs, and sid's
+## (2026.2, under uwsgi) in root file systems built once by
 ## tests/e2e/glance/rootfs.sh into the cache
-e2e-glance: build $(KUSTOMIZE) $(VERSITYGW) deps-glance
-	GLANCE_ROOTFS_TRIXIE="$$(CACHE=$(CACHE) bash tests/e2e/glance/rootfs.sh trixie)" \
-	GLANCE_ROOTFS_SID="$$(CACHE=$(CACHE) bash tests/e2e/glance/rootfs.sh sid)" \
+e2e-glance: build $(KUSTOMIZE) $(VERSITYGW) deps-glance rootfs
+	$(ROOTFS_GLANCE) \
 	  go test $(GO_TEST_FLAGS) -tags e2e -v -timeout 30m -run TestGlanceMultiStore ./tests/e2e/glance/
+
+## rootfs: every root file system the tests run glance in, two at a time
+rootfs:
+	CACHE=$(CACHE) bash tests/e2e/glance/rootfs-all.sh
+
+## deps-node: Debian's containerd, runc, CNI plugins and iptables for the
+## test node (never started as services: the test starts its own)
+deps-node:
+	@command -v containerd >/dev/null && command -v runc >/dev/null && [ -x /usr/lib/cni/bridge ] && command -v iptables >/dev/null || { \
+	  echo "installing containerd, runc, containernetworking-plugins and iptables from Debian"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	    containerd runc containernetworking-plugins iptables >/dev/null; }
+
+## e2e-node: what glance-krm generates, on a real single-node cluster the
+## test starts and tears down (kubelet, containerd, kube-proxy, CoreDNS,
+## metrics-server; the controller in the cluster), for every release
+e2e-node: build image $(KUSTOMIZE) $(VERSITYGW) deps-node rootfs
+	GLANCE_KRM_NODE_ASSETS="$$(CACHE=$(CACHE) bash hack/node-assets.sh)" $(ROOTFS_NODE) \
+	  go test $(GO_TEST_FLAGS) -tags e2e -v -timeout 40m ./internal/testenv/node/ ./tests/node/
+
+## bench-node: e2e-node, writing its figures (per release: apply to
+## Available, db-sync, a default flip's rollout and failed requests; the
+## node's start and memory) into BENCHMARKS.md (not in make test)
+bench-node: build image $(KUSTOMIZE) $(VERSITYGW) deps-node rootfs
+	GLANCE_KRM_NODE_ASSETS="$$(CACHE=$(CACHE) bash hack/node-assets.sh)" $(ROOTFS_NODE) GLANCE_KRM_NODE_BENCH=$(CURDIR)/BENCHMARKS.md \
+	  go test -count=1 -tags e2e -v -timeout 40m -run TestNode ./tests/node/
 
 ## e2e-chainsaw: the contract's four chainsaw suites against a real API
 ## server, with the controller running as a process under its own RBAC

@@ -7,12 +7,15 @@ option's type and secret flag, and where it came from.
 Run with the Debian python of the release (make generate-catalogs runs it
 on this machine and in each root file system). Never hand-edit its output.
 Usage: catalog.py RELEASE SUITE
-For a release Debian does not ship, run it with glance's and glance_store's
-sources at the release's tag first on PYTHONPATH and their provenance in
-CATALOG_SOURCE (make generate-catalogs does).
+A release Debian does not ship is read where its release tarballs were
+installed with pip over SUITE's glance (tests/e2e/glance/rootfs.sh 2025.2
+and 2026.1): the provenance then names both. CATALOG_SOURCE, when set,
+replaces it.
 """
+import importlib.metadata
 import json
 import os
+import platform
 import subprocess
 import sys
 
@@ -71,8 +74,16 @@ if shared:
     for opt in list(s3.Store.OPTIONS) + list(filesystem.Store.OPTIONS):
         config.setdefault(shared, {})[opt.name] = {"type": kind(opt), "secret": bool(opt.secret)}
 
-source = os.environ.get("CATALOG_SOURCE") or "Debian %s: glance-api %s, python3-glance-store %s, python3-oslo.config %s" % (
-    suite, version("glance-api"), version("python3-glance-store"), version("python3-oslo.config"))
+import glance  # noqa: E402
+if glance.__file__.startswith("/usr/local/"):
+    source = ("release tarballs glance %s and glance_store %s (pip install --no-deps) over Debian %s's glance-api %s: "
+              "python3 %s, python3-oslo.config %s") % (
+        importlib.metadata.version("glance"), importlib.metadata.version("glance_store"), suite,
+        version("glance-api"), platform.python_version(), version("python3-oslo.config"))
+else:
+    source = "Debian %s: glance-api %s, python3-glance-store %s, python3-oslo.config %s" % (
+        suite, version("glance-api"), version("python3-glance-store"), version("python3-oslo.config"))
+source = os.environ.get("CATALOG_SOURCE") or source
 json.dump({
     "release": release,
     "source": "%s; oslo-config-generator namespaces %s" % (source, ", ".join(NAMESPACES)),

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Prints the directory that holds kube-apiserver, etcd, kubectl and chainsaw
 # for tests against a real control plane (envtest's KUBEBUILDER_ASSETS),
-# getting them the first way that works, in this order:
+# and with NODE=1 also kubelet, kube-scheduler, kube-controller-manager and
+# kube-proxy (the test node, hack/node-assets.sh), getting them the first
+# way that works, in this order:
 #   1. $KUBEBUILDER_ASSETS, if set;
 #   2. the prebuilt binaries in ../shared/tools/k8s (checksummed, unpacked
 #      once into the cache);
@@ -18,11 +20,13 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SHARED="${SHARED_TOOLS:-$ROOT/../shared/tools/k8s}"
 DEST="$CACHE/k8s-$K8S_VERSION"
 BINS=(kube-apiserver etcd kubectl chainsaw)
+NODE_BINS=(kubelet kube-scheduler kube-controller-manager kube-proxy)
+[ "${NODE:-}" = 1 ] && BINS+=("${NODE_BINS[@]}")
 
 say() { printf 'envtest assets: %s\n' "$*" >&2; }
 complete() { for b in "${BINS[@]}"; do [ -x "$1/$b" ] || return 1; done; }
 
-if [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
+if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ "${NODE:-}" != 1 ]; then
   say "using \$KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"
   echo "$KUBEBUILDER_ASSETS"; exit 0
 fi
@@ -35,6 +39,7 @@ mkdir -p "$DEST"
 if [ -f "$SHARED/SHA256SUMS" ]; then
   (cd "$SHARED" && sha256sum --quiet -c SHA256SUMS) >&2
   for b in "${BINS[@]}"; do
+    [ -x "$DEST/$b" ] && continue
     xz -dc "$SHARED/$b.xz" > "$DEST/.$b.tmp" && chmod +x "$DEST/.$b.tmp" && mv "$DEST/.$b.tmp" "$DEST/$b"
   done
   echo "prebuilt Kubernetes $K8S_VERSION / etcd $ETCD_VERSION / chainsaw $CHAINSAW_VERSION from $SHARED" > "$DEST/SOURCE"
@@ -53,9 +58,14 @@ else
   say "setup-envtest cannot download here; building from the Go module proxy (about 30 minutes)"
 fi
 
-# kube-apiserver and kubectl: k8s.io/kubernetes pins its staging modules at
-# v0.0.0; a throwaway module replaces each with its published version.
-if [ ! -x "$DEST/kube-apiserver" ] || [ ! -x "$DEST/kubectl" ]; then
+# kube-apiserver, kubectl and the node's: k8s.io/kubernetes pins its
+# staging modules at v0.0.0; a throwaway module replaces each with its
+# published version. Upstream builds kubelet with cgo, the rest static.
+K8S_CMDS=(kube-apiserver kubectl)
+[ "${NODE:-}" = 1 ] && K8S_CMDS+=("${NODE_BINS[@]}")
+missing=""
+for cmd in "${K8S_CMDS[@]}"; do [ -x "$DEST/$cmd" ] || missing=1; done
+if [ -n "$missing" ]; then
   mkdir -p "$WORK/k8s" && cd "$WORK/k8s"
   gomod="$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
   staging="v0.${K8S_VERSION#v1.}"
@@ -66,14 +76,15 @@ if [ ! -x "$DEST/kube-apiserver" ] || [ ! -x "$DEST/kubectl" ]; then
     awk '$1 ~ /^k8s\.io\// && $2 == "v0.0.0" {print "\t" $1 " => " $1 " '"$staging"'"}' "$gomod" | sort -u
     printf ')\n'
   } > go.mod
-  go get "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" "k8s.io/kubernetes/cmd/kubectl@$K8S_VERSION" >&2
+  go get $(for c in "${K8S_CMDS[@]}"; do echo "k8s.io/kubernetes/cmd/$c@$K8S_VERSION"; done) >&2
   minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
   ldflags="-s -w"
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldflags+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
   done
-  for cmd in kube-apiserver kubectl; do
-    [ -x "$DEST/$cmd" ] || go build -trimpath -ldflags "$ldflags" -o "$DEST/$cmd" "k8s.io/kubernetes/cmd/$cmd" >&2
+  for cmd in "${K8S_CMDS[@]}"; do
+    cgo=0; [ "$cmd" = kubelet ] && cgo=1
+    [ -x "$DEST/$cmd" ] || CGO_ENABLED=$cgo go build -trimpath -ldflags "$ldflags" -o "$DEST/$cmd" "k8s.io/kubernetes/cmd/$cmd" >&2
   done
 fi
 if [ ! -x "$DEST/etcd" ]; then

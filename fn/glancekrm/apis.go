@@ -19,6 +19,7 @@ type apiUnit struct {
 	api       v1alpha1.ResolvedAPI
 	backends  []*v1alpha1.GlanceBackend
 	files     [2]rendered // backends Secret, config ConfigMap
+	egress    egress      // what its files make glance-api contact
 	w         wiring
 	workloads []*fn.KubeObject
 }
@@ -84,6 +85,7 @@ func (r *invocation) renderFiles(g *v1alpha1.Glance, u *apiUnit, policy map[stri
 	if err != nil {
 		return err
 	}
+	u.egress = egressOf(&g.Spec, backendsINI, apiINI)
 	u.files = [2]rendered{
 		{g, v1alpha1.ComponentBackends, map[string]string{v1alpha1.KeyBackendsConf: backendsConf}},
 		{g, v1alpha1.ComponentConfig, configData},

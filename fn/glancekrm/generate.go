@@ -64,16 +64,23 @@ func (r *invocation) generate(ge *glanceEntry, units []*apiUnit) ([]string, erro
 			gen.add(toKubeObject(service(g, g.Name+"-"+u.api.Name, u.api.Name, u.api.Name)))
 		}
 		if g.Spec.NetworkPolicy != nil && u.api.Name != v1alpha1.DefaultAPIName {
-			gen.add(toKubeObject(networkPolicy(g, u.api.Name, hosts(u.backends))))
+			gen.add(toKubeObject(networkPolicy(g, u.api.Name, u.egress)))
 		}
 	}
 	gen.add(toKubeObject(service(g, g.Name, "", g.Spec.EffectiveCatalogAPI())))
 	if g.Spec.NetworkPolicy != nil {
-		var all []*v1alpha1.GlanceBackend
-		for _, be := range ge.backends {
-			all = append(all, be.b)
+		var all []egress
+		for _, u := range units {
+			all = append(all, u.egress)
 		}
-		gen.add(toKubeObject(networkPolicy(g, "", hosts(all))))
+		e := union(all...)
+		gen.add(toKubeObject(networkPolicy(g, "", e)))
+		gen.add(toKubeObject(jobsNetworkPolicy(g)))
+		if len(e.unknown) > 0 && len(g.Spec.NetworkPolicy.AdditionalEgress) == 0 {
+			r.add(withField(objectResult(ge.obj, fn.Warning, fmt.Sprintf(
+				"%s: %s: the generated NetworkPolicy admits by port what the rendered files name, but glance-api also contacts %s: admit it with spec.networkPolicy.additionalEgress",
+				Name, v1alpha1.ReasonEgressNotRendered, strings.Join(e.unknown, "; "))), "spec.networkPolicy.additionalEgress"))
+		}
 	}
 	if g.Spec.Gateway != nil {
 		gen.add(toKubeObject(httpRoute(g)))
@@ -82,16 +89,6 @@ func (r *invocation) generate(ge *glanceEntry, units []*apiUnit) ([]string, erro
 		gen.add(units[0].w.wireJobPod(toKubeObject(dbPurgeCronJob(g))))
 	}
 	return gen.names, gen.err
-}
-
-func hosts(backends []*v1alpha1.GlanceBackend) []string {
-	var out []string
-	for _, b := range backends {
-		if b.Spec.S3 != nil {
-			out = append(out, b.Spec.S3.Host)
-		}
-	}
-	return out
 }
 
 // generated collects one Glance's generated objects in order.
@@ -186,7 +183,7 @@ func (w wiring) wireJobPod(obj *fn.KubeObject, err error) (*fn.KubeObject, error
 	if err := setInitContainer(pod, w.initContainer(w.credentialsImage)); err != nil {
 		return nil, err
 	}
-	if err := setMounts(c, nil); err != nil {
+	if err := setMounts(c, nil, configDirs); err != nil {
 		return nil, err
 	}
 	return fn.MoveToKubeObject(rn), nil

@@ -91,37 +91,83 @@ func renderPolicyYAML(rules map[string]string) (string, error) {
 }
 
 // renderLoggingConf is the logging.fileConfig file for format json: the
-// root logger at the level, to stderr, through oslo.log's JSONFormatter.
-func renderLoggingConf(level string) string {
-	return strings.Join([]string{
-		"[loggers]", "keys = root", "",
+// root logger to stderr through oslo.log's JSONFormatter, and a logger per
+// spec.logging.perLoggerLevels entry. Once log_config_append names this
+// file, oslo.log applies neither [DEFAULT] debug nor default_log_levels,
+// so both live here: the root logger's level is DEBUG with debug, else
+// spec.logging.level. The loggers' keys are l0, l1, ... in name order
+// (a name is only their qualname, where fileConfig's %-interpolation
+// needs a % doubled).
+func renderLoggingConf(l v1alpha1.LoggingSpec) string {
+	root := l.Level
+	if l.Debug != nil && *l.Debug {
+		root = "DEBUG"
+	}
+	names := slices.Sorted(maps.Keys(l.PerLoggerLevels))
+	keys := []string{"root"}
+	var loggers []string
+	for i, name := range names {
+		key := fmt.Sprintf("l%d", i)
+		keys = append(keys, key)
+		loggers = append(loggers, "[logger_"+key+"]", "level = "+l.PerLoggerLevels[name], "handlers =",
+			"qualname = "+strings.ReplaceAll(name, "%", "%%"), "propagate = 1", "")
+	}
+	return strings.Join(slices.Concat([]string{
+		"[loggers]", "keys = " + strings.Join(keys, ", "), "",
 		"[handlers]", "keys = stderr", "",
 		"[formatters]", "keys = json", "",
-		"[logger_root]", "level = " + level, "handlers = stderr", "",
+		"[logger_root]", "level = " + root, "handlers = stderr", "",
+	}, loggers, []string{
 		"[handler_stderr]", "class = StreamHandler", "args = (sys.stderr,)", "level = NOTSET", "formatter = json", "",
 		"[formatter_json]", "class = oslo_log.formatters.JSONFormatter", "",
-	}, "\n")
+	}), "\n")
 }
 
-// renderUWSGIINI is the [uwsgi] settings the seed operator puts on the
-// uwsgi command line from spec.apiServer.uwsgi, as an ini a uwsgi command
-// loads with --ini; rendered from 2026.1, where glance-api runs under
-// uWSGI. The bind address, the log format and the WSGI script stay with
-// the workload.
+// renderUWSGIINI is the whole uWSGI configuration of glance-api from
+// 2026.1 (where it runs under uWSGI), so that the workload's command is
+// only `uwsgi --ini <it>` and runs on any image that has glance and uWSGI:
+//
+//   - plugins http,python3: Debian's uWSGI loads both as plugins; one that
+//     has them built in says it cannot load them and goes on;
+//   - module glance.wsgi.api:application: glance's own WSGI module (every
+//     release from 2025.1 ships it; the glance-wsgi-api script is gone from
+//     2026.1), not a path inside one image;
+//   - concurrency: an image upload or download holds a worker thread for
+//     its whole transfer (glance streams the body through its store driver
+//     in that thread), and so does every probe, so processes × threads is
+//     how many transfers and probes run at once. Threads, not processes,
+//     are the cheap unit (each process loads glance, about 150 MiB); the
+//     default is DefaultUWSGIProcesses × DefaultUWSGIThreads;
+//   - the HTTP router (http :9292) holds idle keep-alive connections
+//     without a worker, and takes chunked uploads (http-chunked-input,
+//     chunked-input-limit) and large Keystone tokens (buffer-size);
+//   - SIGTERM: uWSGI 2.0 reloads on it unless die-on-term; the master-start
+//     hook turns it into a graceful shutdown (running requests finish, for
+//     at most worker-reload-mercy seconds, inside the pod's grace period).
 func renderUWSGIINI(s *v1alpha1.GlanceSpec) string {
 	var u v1alpha1.UWSGISpec
 	if s.APIServer != nil && s.APIServer.UWSGI != nil {
 		u = *s.APIServer.UWSGI
 	}
 	opts := map[string]string{
-		"http-auto-chunked":  "true",
-		"http-chunked-input": "true",
-		"log-master":         "true",
-		"master":             "true",
-		"lazy-apps":          "true",
-		"need-app":           "true",
-		"processes":          strconv.Itoa(int(cmp.Or(u.Processes, v1alpha1.DefaultUWSGIProcesses))),
-		"threads":            strconv.Itoa(int(cmp.Or(u.Threads, v1alpha1.DefaultUWSGIThreads))),
+		"plugins":             "http,python3",
+		"module":              "glance.wsgi.api:application",
+		"http":                fmt.Sprintf(":%d", apiPort),
+		"http-auto-chunked":   "true",
+		"http-chunked-input":  "true",
+		"chunked-input-limit": strconv.Itoa(64 << 20),
+		"buffer-size":         "65535",
+		"log-master":          "true",
+		"log-format":          uwsgiLogFormat,
+		"master":              "true",
+		"lazy-apps":           "true",
+		"need-app":            "true",
+		"enable-threads":      "true",
+		"die-on-term":         "true",
+		"hook-master-start":   "unix_signal:15 gracefully_kill_them_all",
+		"worker-reload-mercy": strconv.FormatInt(drainSeconds(s), 10),
+		"processes":           strconv.Itoa(int(cmp.Or(u.Processes, v1alpha1.DefaultUWSGIProcesses))),
+		"threads":             strconv.Itoa(int(cmp.Or(u.Threads, v1alpha1.DefaultUWSGIThreads))),
 	}
 	if u.HTTPKeepAlive == nil || *u.HTTPKeepAlive {
 		opts["http-keepalive"] = "true"
@@ -146,7 +192,7 @@ func configFiles(s *v1alpha1.GlanceSpec, apiConf string, policy map[string]strin
 		files[policyFile] = p
 	}
 	if l := s.EffectiveLogging(); l.Format == "json" {
-		files[loggingFile] = renderLoggingConf(l.Level)
+		files[loggingFile] = renderLoggingConf(l)
 	}
 	if s.UsesUWSGI() {
 		files[uwsgiFile] = renderUWSGIINI(s)

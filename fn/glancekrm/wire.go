@@ -62,7 +62,11 @@ func (w wiring) wire(rn *yaml.RNode) (string, []error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, mountConflicts(c, legacy)...)
+	dirs, err := mountDirs(c, &w.glance.Spec)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, mountConflicts(c, legacy, dirs)...)
 	legacyEnv, err := w.envConflicts(c)
 	if err != nil {
 		errs = append(errs, err)
@@ -82,11 +86,11 @@ func (w wiring) wire(rn *yaml.RNode) (string, []error) {
 	if len(errs) > 0 {
 		return "", errs
 	}
-	return "", nonNil(w.apply(rn, pod, c, legacy, plan, legacyEnv, image, initImage))
+	return "", nonNil(w.apply(rn, pod, c, legacy, plan, dirs, legacyEnv, image, initImage))
 }
 
 // apply makes the changes wire decided on.
-func (w wiring) apply(rn, pod, c *yaml.RNode, legacy map[string]bool, plan configDirPlan, legacyEnv []string, image, initImage string) error {
+func (w wiring) apply(rn, pod, c *yaml.RNode, legacy map[string]bool, plan configDirPlan, dirs, legacyEnv []string, image, initImage string) error {
 
 	if err := w.setVolumes(pod, legacy); err != nil {
 		return err
@@ -97,7 +101,7 @@ func (w wiring) apply(rn, pod, c *yaml.RNode, legacy map[string]bool, plan confi
 	if err := c.PipeE(yaml.SetField("image", yaml.NewStringRNode(image))); err != nil {
 		return err
 	}
-	if err := setMounts(c, legacy); err != nil {
+	if err := setMounts(c, legacy, dirs); err != nil {
 		return err
 	}
 	if err := stripLegacyDirs(c); err != nil {
@@ -180,13 +184,28 @@ func runsGlanceAPI(argv []string) bool {
 	return wsgiServer(argv)
 }
 
-// wsgiServer tells a WSGI server serving Glance's API application: glance
-// then reads its default config directories and takes no flags.
+// wsgiServer tells a WSGI server serving Glance's API application, run
+// directly or by a wrapper (tini, dumb-init, env): glance then reads its
+// default config directories and takes no flags.
 func wsgiServer(argv []string) bool {
-	if len(argv) == 0 || !slices.Contains([]string{"uwsgi", "gunicorn"}, base(argv[0])) {
-		return false
+	server := serverOf(argv)
+	return server >= 0 && slices.ContainsFunc(argv[server+1:], func(a string) bool { return strings.Contains(a, "glance") })
+}
+
+// serverOf is the index of the WSGI server in a command line that starts
+// one directly or through wrappers, else -1.
+func serverOf(argv []string) int {
+	for i, a := range argv {
+		switch {
+		case slices.Contains(wsgiServers, base(a)):
+			return i
+		case strings.HasPrefix(a, "-"), slices.Contains(wrappers, base(a)):
+		case i > 0 && base(argv[0]) == "env" && strings.Contains(a, "="): // env NAME=value
+		default:
+			return -1
+		}
 	}
-	return slices.ContainsFunc(argv[1:], func(a string) bool { return strings.Contains(a, "glance") })
+	return -1
 }
 
 func base(p string) string {
@@ -359,10 +378,43 @@ func stringList(c *yaml.RNode, field string) []string {
 	return out
 }
 
+// mountDirs are the directories glance-krm mounts into a glance-api
+// container: configDirs, and where a WSGI server runs a glance that reads
+// the server's own directory (WSGIReadsServerDir) the credentials once
+// more there, /etc/glance/<server>.conf.d/. A shell script starting a
+// WSGI server on such a release is refused: which program the script
+// finally runs decides the directory, and a script cannot be read for it.
+func mountDirs(c *yaml.RNode, s *v1alpha1.GlanceSpec) ([]string, error) {
+	if !s.WSGIReadsServerDir() {
+		return configDirs, nil
+	}
+	argv := append(stringList(c, "command"), stringList(c, "args")...)
+	if script, ok := shellScript(argv); ok {
+		for _, server := range wsgiServers {
+			if strings.Contains(script, server) {
+				return nil, fmt.Errorf("container %s starts %s through a shell script: glance before 2026.2 reads its credentials from /etc/glance/<program>.conf.d/, named after the program the script finally runs, which glance-krm cannot tell from a script: make %s the container's command (command: [%s, --ini, ...])",
+					getString(c, "name"), server, server, server)
+			}
+		}
+		return configDirs, nil
+	}
+	if i := serverOf(argv); i >= 0 {
+		return append(slices.Clone(configDirs), "/etc/glance/"+base(argv[i])+".conf.d/"), nil
+	}
+	return configDirs, nil
+}
+
+// wsgiServers are the WSGI servers glance-krm recognises in a command
+// line; wrappers are the programs that may start one.
+var (
+	wsgiServers = []string{"uwsgi", "gunicorn"}
+	wrappers    = []string{"tini", "dumb-init", "catatonit", "env"}
+)
+
 // mountConflicts names every mount of the user's at a path where
 // glance-krm mounts one of its volumes: one path, two mounts, is refused
 // by the API server or hides one of them.
-func mountConflicts(c *yaml.RNode, legacy map[string]bool) []error {
+func mountConflicts(c *yaml.RNode, legacy map[string]bool, dirs []string) []error {
 	mounts, _ := c.Pipe(yaml.Lookup("volumeMounts"))
 	if mounts == nil {
 		return nil
@@ -374,7 +426,7 @@ func mountConflicts(c *yaml.RNode, legacy map[string]bool) []error {
 		if strings.HasPrefix(name, v1alpha1.ReservedPrefix) || legacy[name] {
 			continue
 		}
-		for _, d := range configDirs {
+		for _, d := range dirs {
 			if path == strings.TrimSuffix(d, "/") {
 				errs = append(errs, fmt.Errorf("volumeMount %q of container %s is at %s, where glance-krm mounts its volume %q: move or remove it (glance-krm's volumes are the %s* ones)",
 					name, getString(c, "name"), d, ourVolumeAt(d), v1alpha1.ReservedPrefix))

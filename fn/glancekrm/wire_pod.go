@@ -181,21 +181,35 @@ func setInitContainer(pod *yaml.RNode, c *yaml.Node) error {
 		func(string) bool { return false })
 }
 
-// setMounts mounts glance-krm's three config dirs read-only into the
-// glance-api container, replacing its earlier mounts of them.
-func setMounts(c *yaml.RNode, legacy map[string]bool) error {
+// setMounts mounts glance-krm's volumes read-only into the glance-api
+// container at dirs (the credentials may be mounted twice), replacing its
+// earlier mounts of them in place and keeping the user's.
+func setMounts(c *yaml.RNode, legacy map[string]bool, dirs []string) error {
 	list, err := c.Pipe(yaml.LookupCreate(yaml.SequenceNode, "volumeMounts"))
 	if err != nil {
 		return err
 	}
-	ours := map[string]*yaml.Node{}
-	var order []string
-	for _, d := range configDirs {
-		v := ourVolumeAt(d)
-		ours[v] = mapping("mountPath", d, "name", v, "readOnly", true)
-		order = append(order, v)
+	var ours []*yaml.Node
+	for _, d := range dirs {
+		ours = append(ours, mapping("mountPath", d, "name", ourVolumeAt(d), "readOnly", true))
 	}
-	return replaceNamed(list, ours, order, func(name string) bool { return legacy[name] })
+	var out []*yaml.Node
+	placed := false
+	for _, n := range list.YNode().Content {
+		name := getString(yaml.NewRNode(n), "name")
+		if legacy[name] || strings.HasPrefix(name, v1alpha1.ReservedPrefix) {
+			if !placed {
+				out, placed = append(out, ours...), true
+			}
+			continue
+		}
+		out = append(out, n)
+	}
+	if !placed {
+		out = append(out, ours...)
+	}
+	list.YNode().Content = out
+	return nil
 }
 
 // renderedEnv maps the OS_<GROUP>__<OPTION> variable of every option in

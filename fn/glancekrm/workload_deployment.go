@@ -21,11 +21,7 @@ const (
 	defaultReplicas            = int32(3)
 	defaultTerminationGrace    = int64(30)
 	defaultPreStopSleepSeconds = int64(5)
-	// wsgiScript is the uWSGI entry script of the seed's glance image: it
-	// takes the --config-dir flags through --pyargv, which glance's own
-	// WSGI module ignores.
-	wsgiScript     = "/var/lib/openstack/bin/glance-wsgi-api"
-	uwsgiLogFormat = "%(method) %(uri) => generated %(rsize) bytes in %(msecs) msecs (%(proto) %(status))"
+	uwsgiLogFormat             = "%(method) %(uri) => generated %(rsize) bytes in %(msecs) msecs (%(proto) %(status))"
 	// cachePoll is how often the cache-maintenance container measures the
 	// cache between passes.
 	cachePoll = 30 * time.Second
@@ -90,9 +86,27 @@ func deployment(g *v1alpha1.Glance, api v1alpha1.GlanceAPISpec) *appsv1.Deployme
 	return d
 }
 
+// The probes ask glance's /healthcheck with explicit timeouts: an answer
+// needs a free worker (an eventlet green thread, a uWSGI thread), so a
+// pod busy with long transfers answers late, not never. Liveness gives
+// it a minute before a restart, which would cut every transfer.
+var (
+	livenessProbe  = probeTiming{initialDelay: 15, period: 20, timeout: 10, failures: 3}
+	readinessProbe = probeTiming{initialDelay: 10, period: 10, timeout: 10, failures: 3}
+)
+
+type probeTiming struct{ initialDelay, period, timeout, failures int32 }
+
+func (p probeTiming) probe() *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthcheck", Port: intstr.FromInt32(apiPort)}},
+		InitialDelaySeconds: p.initialDelay, PeriodSeconds: p.period, TimeoutSeconds: p.timeout, FailureThreshold: p.failures,
+		SuccessThreshold: 1,
+	}
+}
+
 func apiContainer(g *v1alpha1.Glance) corev1.Container {
 	s := &g.Spec
-	probe := corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthcheck", Port: intstr.FromInt32(apiPort)}}
 	return corev1.Container{
 		Name:            v1alpha1.GlanceAPIContainer,
 		Image:           imageRef(s.Image),
@@ -100,10 +114,10 @@ func apiContainer(g *v1alpha1.Glance) corev1.Container {
 		Ports:           []corev1.ContainerPort{{Name: "glance-api", ContainerPort: apiPort}},
 		Resources:       ptr.Deref(s.Deployment.Resources, corev1.ResourceRequirements{}),
 		SecurityContext: restricted(),
-		LivenessProbe:   &corev1.Probe{ProbeHandler: probe, InitialDelaySeconds: 15, PeriodSeconds: 20},
-		ReadinessProbe:  &corev1.Probe{ProbeHandler: probe, InitialDelaySeconds: 10, PeriodSeconds: 15, TimeoutSeconds: 10, FailureThreshold: 3},
+		LivenessProbe:   livenessProbe.probe(),
+		ReadinessProbe:  readinessProbe.probe(),
 		Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{
-			"/bin/sh", "-c", fmt.Sprintf("sleep %d", ptr.Deref(s.Deployment.PreStopSleepSeconds, defaultPreStopSleepSeconds))}}}},
+			"/bin/sh", "-c", drainScript(s)}}}},
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "staging", MountPath: stagingDir},
 			{Name: "tasks-work", MountPath: tasksDir},
@@ -111,17 +125,32 @@ func apiContainer(g *v1alpha1.Glance) corev1.Container {
 	}
 }
 
+// drainSeconds is how long a stopping pod waits for its running requests:
+// the grace period less the preStop sleep and five seconds to exit in.
+func drainSeconds(s *v1alpha1.GlanceSpec) int64 {
+	grace := ptr.Deref(s.Deployment.TerminationGracePeriodSeconds, defaultTerminationGrace)
+	return max(1, grace-ptr.Deref(s.Deployment.PreStopSleepSeconds, defaultPreStopSleepSeconds)-5)
+}
+
+// drainScript is the preStop hook: the seed's sleep, while the endpoints
+// drop the pod, then a wait (at most drainSeconds) until no connection to
+// the API port is open, so that a transfer still running is not cut by
+// SIGTERM: the eventlet server's workers die on it at once. It reads the
+// pod's sockets from /proc/net/tcp{,6} (state 01, ESTABLISHED, local port
+// 9292), so it needs nothing but a shell in the image.
+func drainScript(s *v1alpha1.GlanceSpec) string {
+	return fmt.Sprintf(`sleep %d; i=0; while [ "$i" -lt %d ] && grep -qE '^ *[0-9]+: [0-9A-F]+:%04X [0-9A-F]+:[0-9A-F]+ 01 ' /proc/net/tcp /proc/net/tcp6 2>/dev/null; do sleep 1; i=$((i + 1)); done`,
+		ptr.Deref(s.Deployment.PreStopSleepSeconds, defaultPreStopSleepSeconds), drainSeconds(s), apiPort)
+}
+
 // launchCommand starts glance-api: the eventlet server before 2026.1,
 // which reads glance-krm's directories by default, and uWSGI from 2026.1,
-// whose settings are the rendered glance-api-uwsgi.ini and whose WSGI
-// script is handed both directories.
+// whose whole configuration is the rendered glance-api-uwsgi.ini.
 func launchCommand(s *v1alpha1.GlanceSpec) []string {
 	if !s.UsesUWSGI() {
 		return []string{"glance-api"}
 	}
-	return []string{"uwsgi", "--ini", v1alpha1.MountConfigDir + uwsgiFile,
-		"--http", fmt.Sprintf(":%d", apiPort), "--log-format", uwsgiLogFormat,
-		"--wsgi-file", wsgiScript, "--pyargv", flagText(configDirs)}
+	return []string{"uwsgi", "--ini", v1alpha1.MountConfigDir + uwsgiFile}
 }
 
 // restricted is the restricted Pod Security profile, as the seed's

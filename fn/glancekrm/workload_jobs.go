@@ -37,12 +37,12 @@ func glanceManage(args string) string {
 func dbSyncJob(g *v1alpha1.Glance) *batchv1.Job {
 	script := glanceManage("db sync") + " && p=" + metadefsPath + " && { [ -d \"$p\" ] || p=" + debianMetadefsPath + "; } && " +
 		glanceManage("db load_metadefs --path \"$p\"")
-	labels := podLabels(g.Name, "", componentDBSync)
+	labels := jobPodLabels(g.Name, componentDBSync)
 	return &batchv1.Job{
 		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: g.Name + "-db-sync", Namespace: g.Namespace,
-			Labels:      objectLabels(g.Name, "", labels),
+			Labels:      objectLabels(g.Name, "", podLabels(g.Name, "", componentDBSync)),
 			Annotations: map[string]string{annotationSyncWave: "0"},
 		},
 		Spec: batchv1.JobSpec{
@@ -78,7 +78,7 @@ func dbPurgeCronJob(g *v1alpha1.Glance) *batchv1.CronJob {
 		schedule = v1alpha1.DefaultDBPurgeSchedule
 	}
 	common := commonLabels(g.Name)
-	pod := podLabels(g.Name, "", componentDBPurge)
+	pod := jobPodLabels(g.Name, componentDBPurge)
 	return &batchv1.CronJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"},
 		ObjectMeta: metav1.ObjectMeta{Name: g.Name + "-db-purge", Namespace: g.Namespace, Labels: objectLabels(g.Name, "", common)},

@@ -70,6 +70,18 @@ func podLabels(glance, api, component string) map[string]string {
 	return l
 }
 
+// jobPodLabels are a db-sync or db-purge pod's labels: the seed's, less
+// the instance label. The Deployment's selector (immutable, so kept as
+// the seed's: name and instance) is what its HorizontalPodAutoscaler and
+// PodDisruptionBudget count pods by; a Job pod matching it, which asks
+// for no resources, kept the autoscaler from computing any utilization.
+func jobPodLabels(glance, component string) map[string]string {
+	return map[string]string{
+		labelAppName: appName, labelAppComponent: component,
+		v1alpha1.LabelManagedBy: v1alpha1.ManagedByGlanceKRM, v1alpha1.LabelGlance: glance,
+	}
+}
+
 // objectLabels mark a generated object as glance-krm's, for its Glance
 // (and API), so that the next run replaces it.
 func objectLabels(glance, api string, base map[string]string) map[string]string {

@@ -1,10 +1,6 @@
 package glancekrm
 
 import (
-	"net"
-	"net/url"
-	"slices"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,10 +18,9 @@ const routeRequestTimeout = "4h"
 
 // networkPolicy admits the API port from spec.networkPolicy's sources
 // (and the Gateway's namespace) to the pods of one instance, and lets them
-// reach DNS, the database, the cache, their S3 endpoints and Keystone.
-// The one named like the Glance also covers the db-sync and db-purge
-// pods, which share its instance label.
-func networkPolicy(g *v1alpha1.Glance, api string, hosts []string) *networkingv1.NetworkPolicy {
+// reach DNS and every port their rendered files contact (egressOf), then
+// spec.networkPolicy.additionalEgress.
+func networkPolicy(g *v1alpha1.Glance, api string, e egress) *networkingv1.NetworkPolicy {
 	s := &g.Spec
 	instance := instanceOf(g.Name, api)
 	var peers []networkingv1.NetworkPolicyPeer
@@ -40,16 +35,7 @@ func networkPolicy(g *v1alpha1.Glance, api string, hosts []string) *networkingv1
 		peers = append(peers, networkingv1.NetworkPolicyPeer{NamespaceSelector: &metav1.LabelSelector{
 			MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}})
 	}
-	egress := []networkingv1.NetworkPolicyEgressRule{
-		{Ports: []networkingv1.NetworkPolicyPort{port(corev1.ProtocolUDP, 53), port(corev1.ProtocolTCP, 53)}},
-		{Ports: []networkingv1.NetworkPolicyPort{port(corev1.ProtocolTCP, s.Database.DatabasePort())}},
-	}
-	if ports := tcpPorts(cachePorts(s)); len(ports) > 0 {
-		egress = append(egress, networkingv1.NetworkPolicyEgressRule{Ports: ports})
-	}
-	if ports := tcpPorts(urlPorts(append(slices.Clone(hosts), s.KeystoneEndpoint))); len(ports) > 0 {
-		egress = append(egress, networkingv1.NetworkPolicyEgressRule{Ports: ports})
-	}
+	egress := []networkingv1.NetworkPolicyEgressRule{dnsEgress(), {Ports: tcpPorts(e.ports)}}
 	egress = append(egress, s.NetworkPolicy.AdditionalEgress...)
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
@@ -61,6 +47,32 @@ func networkPolicy(g *v1alpha1.Glance, api string, hosts []string) *networkingv1
 			Egress:      egress,
 		},
 	}
+}
+
+// jobsNetworkPolicy isolates the db-sync and db-purge pods: nothing comes
+// in, and out only DNS and the database (glance-manage contacts nothing
+// else), then spec.networkPolicy.additionalEgress.
+func jobsNetworkPolicy(g *v1alpha1.Glance) *networkingv1.NetworkPolicy {
+	s := &g.Spec
+	egress := []networkingv1.NetworkPolicyEgressRule{dnsEgress(), {Ports: tcpPorts([]int32{s.Database.DatabasePort()})}}
+	egress = append(egress, s.NetworkPolicy.AdditionalEgress...)
+	return &networkingv1.NetworkPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: g.Name + "-jobs", Namespace: g.Namespace, Labels: objectLabels(g.Name, "", commonLabels(g.Name))},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{
+				MatchLabels: map[string]string{labelAppName: appName, v1alpha1.LabelGlance: g.Name},
+				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: labelAppComponent, Operator: metav1.LabelSelectorOpIn,
+					Values: []string{componentDBPurge, componentDBSync}}},
+			},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
+			Egress:      egress,
+		},
+	}
+}
+
+func dnsEgress() networkingv1.NetworkPolicyEgressRule {
+	return networkingv1.NetworkPolicyEgressRule{Ports: []networkingv1.NetworkPolicyPort{port(corev1.ProtocolUDP, 53), port(corev1.ProtocolTCP, 53)}}
 }
 
 func port(proto corev1.Protocol, n int32) networkingv1.NetworkPolicyPort {
@@ -75,49 +87,6 @@ func tcpPorts(ns []int32) []networkingv1.NetworkPolicyPort {
 	return out
 }
 
-// cachePorts are the memcached ports spec.cache reaches, in order.
-func cachePorts(s *v1alpha1.GlanceSpec) []int32 {
-	var out []int32
-	for _, server := range s.MemcachedServers() {
-		p := int32(v1alpha1.DefaultMemcachedPort)
-		if _, ps, err := net.SplitHostPort(server); err == nil {
-			if n, err := strconv.ParseInt(ps, 10, 32); err == nil && n > 0 && n <= 65535 {
-				p = int32(n)
-			}
-		}
-		if !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// urlPorts are the TCP ports of http(s) URLs, sorted and unique.
-func urlPorts(urls []string) []int32 {
-	var out []int32
-	for _, raw := range urls {
-		u, err := url.Parse(raw)
-		if err != nil || u.Hostname() == "" {
-			continue
-		}
-		var p int32
-		switch n, err := strconv.ParseInt(u.Port(), 10, 32); {
-		case err == nil && n > 0 && n <= 65535:
-			p = int32(n)
-		case strings.EqualFold(u.Scheme, "https"):
-			p = 443
-		case strings.EqualFold(u.Scheme, "http"):
-			p = 80
-		default:
-			continue
-		}
-		if !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
 
 // httpRoute exposes the stable Service through spec.gateway. It is
 // written as a plain object: the function does not link Gateway API's Go

@@ -71,6 +71,7 @@ var justified = map[string]string{
 	"GlanceBackend .spec.s3.caBundleRef.kind extra": "glance-krm extension",
 	"GlanceBackend .spec.s3.caBundleRef.name extra": "glance-krm extension",
 	"GlanceBackend .spec.s3.caBundleRef.key extra":  "glance-krm extension",
+	".spec.apiServer.uwsgi.threads default":         "16, not the seed's 1: an image transfer holds a uWSGI thread throughout, and 2 × 1 served two transfers while the probes waited (docs/design.md, concurrency)",
 	"Glance  required":                              "spec is required here, as every Glance needs one",
 	"GlanceBackend  required":                       "spec is required here, as every GlanceBackend needs one",
 }

@@ -33,7 +33,10 @@ const (
 	DefaultDatabasePort                 = 3306
 	DefaultMemcachedPort                = 11211
 	DefaultUWSGIProcesses               = 2
-	DefaultUWSGIThreads                 = 1
+	// DefaultUWSGIThreads: a transfer holds a uWSGI thread throughout, so
+	// 2 × 16 runs 32 transfers and probes at once (the seed's 1 ran two,
+	// and a third request, a probe among them, waited behind them).
+	DefaultUWSGIThreads = 16
 	// UWSGIFromRelease is the first release glance-api runs under uWSGI.
 	UWSGIFromRelease = "2026.1"
 )
@@ -42,6 +45,16 @@ const (
 // (2026.1 and later) rather than the eventlet server.
 func (s *GlanceSpec) UsesUWSGI() bool {
 	return ReleaseAtLeast(s.OpenStackRelease, 2026, 1)
+}
+
+// WSGIReadsServerDir tells whether glance, served by a WSGI server, reads
+// its per-program config directory under the server's name: before 33
+// (2026.2) glance's WSGI entry point calls oslo.config without a program
+// name, which then takes sys.argv[0], "uwsgi" under uWSGI (measured), so
+// it reads /etc/glance/uwsgi.conf.d/ and never glance-api.conf.d/
+// (LP #2098514, fixed in glance 33).
+func (s *GlanceSpec) WSGIReadsServerDir() bool {
+	return !ReleaseAtLeast(s.OpenStackRelease, 2026, 2)
 }
 
 // ReleaseAtLeast tells whether a release series (YYYY.N) is the given one

@@ -77,9 +77,11 @@ type UWSGISpec struct {
 	// +optional
 	Processes int32 `json:"processes,omitempty"`
 
-	// Threads per process.
+	// Threads per process. Each image transfer and each probe holds one
+	// for its whole length, so processes × threads is how many run at
+	// once (16 when unset; the seed's 1 served two).
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:default=1
+	// +kubebuilder:default=16
 	// +optional
 	Threads int32 `json:"threads,omitempty"`
 

@@ -27,5 +27,8 @@ const (
 // Reasons, shared by the function's results and the controller's conditions.
 const (
 	ReasonNoDefaultBackend = "NoDefaultBackend"
+	// ReasonEgressNotRendered: glance-api contacts an endpoint no rendered
+	// file names, which the generated NetworkPolicy cannot admit by itself.
+	ReasonEgressNotRendered = "EgressNotRendered"
 	ReasonWaitingForParent = "WaitingForParent"
 )

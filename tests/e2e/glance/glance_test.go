@@ -28,6 +28,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/c5c3/glance-krm/internal/testenv"
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
 func TestMain(m *testing.M) {
@@ -43,18 +44,20 @@ func TestMain(m *testing.M) {
 // `make e2e-glance` built (tests/e2e/glance/rootfs.sh) and named in
 // GLANCE_ROOTFS_<SUITE>.
 func releases(t *testing.T) []release {
-	out := []release{{name: "bookworm (Zed 2022.2, glance-api 25.1.0, oldest)", catalog: "2022.2"}}
+	out := []release{{name: "bookworm (Zed 2022.2, glance-api 25.1.0, oldest)", catalog: "2022.2", suite: "bookworm"}}
 	for _, r := range []struct {
-		env, name, catalog string
-		wsgi               bool
+		env, name, catalog, suite string
+		wsgi                      bool
 	}{
-		{"GLANCE_ROOTFS_TRIXIE", "trixie (2025.1, glance-api 30.0.0)", "2025.1", false},
-		{"GLANCE_ROOTFS_SID", "sid (2026.2, glance-api 33.0.0, under uwsgi)", "2026.2", true},
+		{"GLANCE_ROOTFS_TRIXIE", "trixie (2025.1, glance-api 30.0.0)", "2025.1", "trixie", false},
+		{"GLANCE_ROOTFS_2025_2", "2025.2 (glance 31.1.0, glance_store 5.2.0 from their release tarballs, on trixie)", "2025.2", "trixie", false},
+		{"GLANCE_ROOTFS_2026_1", "2026.1 (glance 32.0.0, glance_store 5.4.0 from their release tarballs, on sid, under uwsgi)", "2026.1", "sid", true},
+		{"GLANCE_ROOTFS_SID", "sid (2026.2, glance-api 33.0.0, under uwsgi)", "2026.2", "sid", true},
 	} {
 		if dir := os.Getenv(r.env); dir != "" {
-			out = append(out, release{name: r.name, rootfs: dir, wsgi: r.wsgi, catalog: r.catalog})
+			out = append(out, release{name: r.name, rootfs: dir, wsgi: r.wsgi, catalog: r.catalog, suite: r.suite})
 		} else {
-			t.Logf("%s is not set: %s is not checked (make e2e-glance builds it)", r.env, r.name)
+			testenv.Missing(t, r.env+" ("+r.name+")", "make e2e-glance")
 		}
 	}
 	return out
@@ -64,14 +67,21 @@ const example = "../../../examples/local-s3"
 
 // copyExample copies the example so the test can point it at its own S3
 // port and release and flip its default, with the exec path made absolute.
-func copyExample(t *testing.T, s3Endpoint, release string, dbPort int) string {
+func copyExample(t *testing.T, s3Endpoint string, rel release, dbPort int) string {
 	t.Helper()
+	release := rel.catalog
 	fnBin := testenv.FunctionBinary(t)
 	dir := t.TempDir()
 	testenv.CopyTree(t, example, dir, func(_ string, b []byte) []byte {
 		b = bytes.ReplaceAll(b, []byte("../../bin/glance-krm-fn"), []byte(fnBin))
 		b = bytes.ReplaceAll(b, []byte("127.0.0.1:7070"), []byte(s3Endpoint))
 		b = bytes.ReplaceAll(b, []byte("port: 3306"), []byte(fmt.Sprintf("port: %d", dbPort)))
+		// Under uwsgi the workload runs the rendered uwsgi settings, as the
+		// generated one does: glance-krm mounts the credentials where that
+		// release's glance reads them under uwsgi.
+		if rel.wsgi {
+			b = bytes.ReplaceAll(b, []byte(`command: ["glance-api"]`), []byte(`command: ["uwsgi", "--ini", "`+v1alpha1.MountConfigDir+`glance-api-uwsgi.ini"]`))
+		}
 		// The Glance declares the release it runs, so the release rules
 		// of that release's option catalog apply to every render.
 		return bytes.ReplaceAll(b, []byte(`openStackRelease: "2025.2"`), []byte(`openStackRelease: "`+release+`"`))
@@ -92,7 +102,7 @@ func multiStore(t *testing.T, rel release) {
 	s3 := startS3(t, creds["access-key-id"], creds["secret-access-key"], "glance-images", "glance-images-2")
 	dbCreds := secretValue(t, secrets, "glance-db")
 	db := startMariaDB(t, "glance", dbCreds["username"], dbCreds["password"])
-	dir := copyExample(t, s3.endpoint, rel.catalog, db.port)
+	dir := copyExample(t, s3.endpoint, rel, db.port)
 	root := t.TempDir()
 
 	var r rendering
@@ -122,8 +132,7 @@ func multiStore(t *testing.T, rel release) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		suite, _, _ := strings.Cut(rel.name, " ")
-		out, err := rel.run(t, "", "", nil, "/usr/bin/python3", "-c", string(script), rel.catalog, suite).Output()
+		out, err := rel.run(t, "", "", nil, "/usr/bin/python3", "-c", string(script), rel.catalog, rel.suite).Output()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +239,7 @@ json.dump({"manager": type(km).__name__, "auth_endpoint": conf.barbican.auth_end
 	check(t, "the rendered glance-api-paste.ini serves /healthcheck outside authtoken and guards the API with it", func(t *testing.T) {
 		// The example without its no-Keystone paste override: glance-krm's
 		// own paste file and the keystone flavor, as the seed renders them.
-		pdir := copyExample(t, s3.endpoint, rel.catalog, db.port)
+		pdir := copyExample(t, s3.endpoint, rel, db.port)
 		gy := filepath.Join(pdir, "glance.yaml")
 		b, err := os.ReadFile(gy)
 		if err != nil {

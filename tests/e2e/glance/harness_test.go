@@ -222,6 +222,9 @@ type rendering struct {
 	configMap, secret string
 	apiConf, backends string // the files, each in its mounted directory
 	pod, container    *yaml.RNode
+	// credentialMounts are where the container mounts the credentials
+	// volume (more than one place where glance reads another directory).
+	credentialMounts []string
 }
 
 // render builds the example and writes glance-api.conf and backends.conf
@@ -269,6 +272,12 @@ func render(t *testing.T, rel release, example, root string) rendering {
 		t.Fatalf("the Deployment mounts %s and %s, the build rendered %s and %s", mountsCM, mountsSecret, r.configMap, r.secret)
 	}
 	r.container = lookup(t, r.pod, "containers", "[name=glance-api]")
+	mounts, _ := lookup(t, r.container, "volumeMounts").Elements()
+	for _, m := range mounts {
+		if value(t, m, "name") == v1alpha1.VolumeCredentials {
+			r.credentialMounts = append(r.credentialMounts, value(t, m, "mountPath"))
+		}
+	}
 	return r
 }
 
@@ -403,9 +412,12 @@ type release struct {
 	// catalog is the openStackRelease whose committed option catalog this
 	// Glance must reproduce.
 	catalog string
-	// wsgi: the release has no standalone glance-api; it runs under uwsgi,
-	// where glance takes no flags and reads oslo.config's default dirs.
+	// wsgi: glance-api runs under uwsgi (the generated workload's launch
+	// mode from 2026.1; sid's glance has no standalone server), where it
+	// takes no flags and reads oslo.config's default dirs.
 	wsgi bool
+	// suite is the Debian suite whose python3 and libraries it runs on.
+	suite string
 }
 
 // inPod runs a command the way the container sees its files: in a
@@ -425,6 +437,7 @@ func (r rendering) inPod(t *testing.T, dir string, env []string, name string, ar
 	if r.hosts != "" {
 		env = append(env, "HOSTS="+r.hosts)
 	}
+	env = append(env, "CREDENTIAL_MOUNTS="+strings.Join(r.credentialMounts, " "))
 	return r.rel.run(t, r.root, dir, env, name, args...)
 }
 
@@ -449,7 +462,9 @@ fi
 if [ -n "${HOSTS:-}" ]; then mount --bind "$HOSTS" "$R/etc/hosts"; fi
 if [ -n "$root" ]; then
   mount --bind "$root/etc/glance/glance.conf.d" "$R/etc/glance/glance.conf.d"
-  mount --bind "$root/etc/glance/glance-api.conf.d" "$R/etc/glance/glance-api.conf.d"
+  for m in ${CREDENTIAL_MOUNTS:-/etc/glance/glance-api.conf.d/}; do
+    mkdir -p "$R$m" && mount --bind "$root/etc/glance/glance-api.conf.d" "$R$m"
+  done
 fi
 if [ -n "$R" ]; then exec chroot "$R" /bin/sh -c 'cd "$0" && exec "$@"' "$dir" "$@"; fi
 cd "$dir" && exec "$@"`

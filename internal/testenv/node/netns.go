@@ -1,0 +1,69 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// DialContext connects from inside the node's network namespace: the
+// socket is made on an OS thread that has entered the namespace, and that
+// thread is thrown away afterwards (its goroutine exits locked), so no
+// other goroutine ever runs in the node's namespace. The connection then
+// belongs to the node's network: its routes, kube-proxy's rules, its pods.
+func (n *Node) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	if n.netns == nil {
+		return nil, errors.New("the node has no network namespace")
+	}
+	type result struct {
+		c   net.Conn
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := unix.Setns(int(n.netns.Fd()), unix.CLONE_NEWNET); err != nil {
+			ch <- result{nil, err}
+			return
+		}
+		var d net.Dialer
+		c, err := d.DialContext(ctx, network, address)
+		ch <- result{c, err}
+	}()
+	r := <-ch
+	return r.c, r.err
+}
+
+// Forward listens on a loopback port of the host and carries each
+// connection to target inside the node; closing the listener stops it.
+func (n *Node) Forward(target string) (net.Listener, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer func() { _ = c.Close() }()
+				u, err := n.DialContext(context.Background(), "tcp", target)
+				if err != nil {
+					return
+				}
+				defer func() { _ = u.Close() }()
+				done := make(chan struct{}, 2)
+				go func() { _, _ = io.Copy(u, c); done <- struct{}{} }()
+				go func() { _, _ = io.Copy(c, u); done <- struct{}{} }()
+				<-done
+			}()
+		}
+	}()
+	return l, nil
+}

@@ -1,0 +1,177 @@
+//go:build e2e
+
+package node_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// glanceClient talks to an Image API through its Service, as a client in
+// the cluster would (the name resolved by CoreDNS, the ClusterIP by
+// kube-proxy). Unauthenticated: the node's Glance runs no Keystone.
+type glanceClient struct {
+	url  string
+	http *http.Client
+}
+
+// statusError is an answer other than the one a call expects.
+type statusError struct {
+	op     string
+	status int
+	body   string
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("%s: HTTP %d: %s", e.op, e.status, e.body)
+}
+
+func (g *glanceClient) do(ctx context.Context, op, method, path string, body io.Reader, want int, header map[string]string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, g.url+path, body)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := g.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	if resp.StatusCode != want {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
+		_ = resp.Body.Close()
+		return nil, &statusError{op, resp.StatusCode, string(b)}
+	}
+	return resp, nil
+}
+
+// create makes an image record and returns its id.
+func (g *glanceClient) create(ctx context.Context, name string) (string, error) {
+	b, _ := json.Marshal(map[string]string{"name": name, "disk_format": "raw", "container_format": "bare"})
+	resp, err := g.do(ctx, "create image", http.MethodPost, "/v2/images", bytes.NewReader(b), http.StatusCreated,
+		map[string]string{"Content-Type": "application/json"})
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var img struct{ ID string }
+	if err := json.NewDecoder(resp.Body).Decode(&img); err != nil {
+		return "", err
+	}
+	return img.ID, nil
+}
+
+// upload puts the image's data, into store when it is not "" (Glance's
+// X-Image-Meta-Store header), else into the default store.
+func (g *glanceClient) upload(ctx context.Context, id string, data []byte, store string) error {
+	h := map[string]string{"Content-Type": "application/octet-stream"}
+	if store != "" {
+		h["X-Image-Meta-Store"] = store
+	}
+	resp, err := g.do(ctx, "upload "+id, http.MethodPut, "/v2/images/"+id+"/file", bytes.NewReader(data), http.StatusNoContent, h)
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
+
+// sum downloads the image's data and returns its SHA-256 and size.
+func (g *glanceClient) sum(ctx context.Context, id string) ([32]byte, int64, error) {
+	resp, err := g.do(ctx, "download "+id, http.MethodGet, "/v2/images/"+id+"/file", nil, http.StatusOK, nil)
+	if err != nil {
+		return [32]byte{}, 0, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	h := sha256.New()
+	n, err := io.Copy(h, resp.Body)
+	if err != nil {
+		return [32]byte{}, n, fmt.Errorf("download %s: %w", id, err)
+	}
+	var out [32]byte
+	copy(out[:], h.Sum(nil))
+	return out, n, nil
+}
+
+// roundTrip creates, uploads and downloads one image and checks the bytes.
+func (g *glanceClient) roundTrip(ctx context.Context, name string, data []byte, store string) (string, error) {
+	id, err := g.create(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	if err := g.upload(ctx, id, data, store); err != nil {
+		return id, err
+	}
+	got, n, err := g.sum(ctx, id)
+	if err != nil {
+		return id, err
+	}
+	if got != sha256.Sum256(data) || n != int64(len(data)) {
+		return id, fmt.Errorf("image %s downloads %d bytes that differ from the %d uploaded", id, n, len(data))
+	}
+	return id, nil
+}
+
+// stores is GET /v2/info/stores: each store's id and whether it is the
+// default.
+func (g *glanceClient) stores(ctx context.Context) (map[string]bool, error) {
+	resp, err := g.do(ctx, "list stores", http.MethodGet, "/v2/info/stores", nil, http.StatusOK, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var out struct {
+		Stores []struct {
+			ID      string `json:"id"`
+			Default bool   `json:"default"`
+		} `json:"stores"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, err
+	}
+	m := map[string]bool{}
+	for _, s := range out.Stores {
+		m[s.ID] = s.Default
+	}
+	return m, nil
+}
+
+// slowDownload reads an image's data at rate bytes per second until it is
+// whole or ctx ends; it returns how many bytes it read and their SHA-256.
+func (g *glanceClient) slowDownload(ctx context.Context, id string, rate int) (int64, [32]byte, error) {
+	resp, err := g.do(ctx, "download "+id, http.MethodGet, "/v2/images/"+id+"/file", nil, http.StatusOK, nil)
+	if err != nil {
+		return 0, [32]byte{}, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	h := sha256.New()
+	var n int64
+	buf := make([]byte, rate/10)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		m, err := io.ReadFull(resp.Body, buf)
+		h.Write(buf[:m])
+		n += int64(m)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			var out [32]byte
+			copy(out[:], h.Sum(nil))
+			return n, out, nil
+		}
+		if err != nil {
+			return n, [32]byte{}, err
+		}
+		select {
+		case <-ctx.Done():
+			return n, [32]byte{}, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,270 @@
+//go:build e2e
+
+package node_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/c5c3/glance-krm/internal/testenv"
+	"github.com/c5c3/glance-krm/internal/testenv/node"
+)
+
+// release is one Glance the node runs: its image is a root file system of
+// tests/e2e/glance/rootfs.sh (GLANCE_ROOTFS_<NAME>, set by make).
+type release struct {
+	name    string // the openStackRelease, e.g. 2025.2
+	suite   string // where its glance comes from
+	env     string
+	uwsgi   bool
+	rootfs  string
+	image   string
+	archive string
+}
+
+// releases are every release in krm/catalogs, oldest first.
+var releases = []release{
+	{name: "2022.2", suite: "Debian bookworm, glance 25.1.0", env: "GLANCE_ROOTFS_BOOKWORM"},
+	{name: "2025.1", suite: "Debian trixie, glance 30.0.0", env: "GLANCE_ROOTFS_TRIXIE"},
+	{name: "2025.2", suite: "glance 31.1.0 + glance_store 5.2.0 on trixie", env: "GLANCE_ROOTFS_2025_2"},
+	{name: "2026.1", suite: "glance 32.0.0 + glance_store 5.4.0 on sid, uWSGI", env: "GLANCE_ROOTFS_2026_1", uwsgi: true},
+	{name: "2026.2", suite: "Debian sid, glance 33.0.0, uWSGI", env: "GLANCE_ROOTFS_SID", uwsgi: true},
+}
+
+// Images the node runs besides glance: the function's (the credentials
+// init container) and the controller's, both as `make image` builds them.
+const (
+	functionImage   = "ghcr.io/c5c3/glance-krm-fn:dev"
+	controllerImage = "ghcr.io/c5c3/glance-krm-controller:dev"
+	glanceImage     = "localhost/glance-krm-node/glance"
+	infraNamespace  = "glance-infra"
+	s3Region        = "us-east-1"
+)
+
+// buildImages makes each release's glance image and the infrastructure
+// image (MariaDB, memcached and versitygw) from their root file systems,
+// once per root file system (the cache keeps the archives), and saves the
+// function and controller images podman built.
+func buildImages(t *testing.T, rels []release) (archives []string, infra string) {
+	t.Helper()
+	cache := node.Cache()
+	for i := range rels {
+		r := &rels[i]
+		r.image = glanceImage + ":" + r.name
+		r.archive = node.ArchiveName(cache, "glance-"+r.name, filepath.Base(r.rootfs))
+		if err := node.BuildArchive(r.archive, node.Image{Ref: r.image, Dir: r.rootfs, User: "42424:42424"}); err != nil {
+			t.Fatal(err)
+		}
+		archives = append(archives, r.archive)
+	}
+	infraFS := testenv.Env(t, "GLANCE_ROOTFS_INFRA", "make e2e-node")
+	vgw := testenv.Env(t, "VERSITYGW_BIN", "make e2e-node")
+	key, err := fileKey(vgw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	infra = "localhost/glance-krm-node/infra:" + key
+	infraArchive := node.ArchiveName(cache, "infra", filepath.Base(infraFS)+"-"+key)
+	if err := node.BuildArchive(infraArchive, node.Image{Ref: infra, Dir: infraFS,
+		Files: map[string]node.File{"/usr/local/bin/versitygw": {From: vgw, Mode: 0o755}}}); err != nil {
+		t.Fatal(err)
+	}
+	archives = append(archives, infraArchive)
+	for _, ref := range []string{functionImage, controllerImage} {
+		f := filepath.Join(t.TempDir(), strings.NewReplacer("/", "_", ":", "_").Replace(ref)+".tar")
+		if out, err := exec.Command("podman", "save", "--format", "docker-archive", "-o", f, ref).CombinedOutput(); err != nil {
+			t.Fatalf("podman save %s (make image builds it): %v\n%s", ref, err, out)
+		}
+		archives = append(archives, f)
+	}
+	return archives, infra
+}
+
+func fileKey(path string) (string, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%x-%x", info.Size(), info.ModTime().Unix()), nil
+}
+
+// s3Keys are the S3 server's one account, which every store's Secret
+// holds (examples/node/credentials.yaml).
+const s3Access, s3Secret = "glance-krm-node", ` node$secret%with"quote' and \ spaces`
+
+// installInfra runs MariaDB (a database and user per release, from an
+// init file), memcached and versitygw (the S3 server, posix backend) in
+// their namespace, with Services, and waits for them.
+func installInfra(t *testing.T, n *node.Node, image string, dbUsers map[string]string, dbPassword string) {
+	t.Helper()
+	var sql strings.Builder
+	for db, user := range dbUsers {
+		fmt.Fprintf(&sql, "CREATE DATABASE IF NOT EXISTS `%s`;\nCREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY '%s';\nGRANT ALL ON `%s`.* TO '%s'@'%%';\n",
+			db, user, sqlString(dbPassword), db, user)
+	}
+	manifests := strings.NewReplacer("INFRA_IMAGE", image, "S3_REGION", s3Region).Replace(infraManifests)
+	if _, err := n.Kubectl(nil, "create", "namespace", infraNamespace); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]map[string]string{
+		"mariadb-init":   {"init.sql": sql.String()},
+		"s3-credentials": {"access": s3Access, "secret": s3Secret},
+	} {
+		args := []string{"-n", infraNamespace, "create", "secret", "generic", name}
+		for k, v := range data {
+			args = append(args, "--from-literal="+k+"="+v)
+		}
+		if _, err := n.Kubectl(nil, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n.Apply(manifests); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"mariadb", "memcached", "s3"} {
+		if err := n.WaitAvailable(infraNamespace, d, 3*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func sqlString(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(s)
+}
+
+// s3Client reaches versitygw through its Service, from inside the node.
+func s3Client(t *testing.T, n *node.Node) *minio.Client {
+	t.Helper()
+	c, err := minio.New("s3."+infraNamespace+".svc:7070", &minio.Options{
+		Creds: credentials.NewStaticV4(s3Access, s3Secret, ""), Region: s3Region,
+		Transport: n.HTTPClient(0).Transport,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func makeBuckets(t *testing.T, c *minio.Client, buckets ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, b := range buckets {
+		for {
+			err := c.MakeBucket(ctx, b, minio.MakeBucketOptions{Region: s3Region})
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("creating bucket %s: %v", b, err)
+			}
+			time.Sleep(time.Second)
+		}
+	}
+}
+
+const infraManifests = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: mariadb, namespace: glance-infra}
+spec:
+  selector: {matchLabels: {app: mariadb}}
+  template:
+    metadata: {labels: {app: mariadb}}
+    spec:
+      containers:
+      - name: mariadb
+        image: INFRA_IMAGE
+        imagePullPolicy: Never
+        command:
+        - /bin/sh
+        - -ec
+        - |
+          mariadb-install-db --user=mysql --datadir=/var/lib/mysql --skip-test-db > /dev/null
+          exec mariadbd --user=mysql --datadir=/var/lib/mysql --bind-address=0.0.0.0 --port=3306 \
+            --skip-name-resolve --socket=/run/mysqld/mysqld.sock --init-file=/init/init.sql --max-connections=500
+        ports: [{containerPort: 3306}]
+        readinessProbe:
+          tcpSocket: {port: 3306}
+          periodSeconds: 2
+        volumeMounts:
+        - {name: data, mountPath: /var/lib/mysql}
+        - {name: run, mountPath: /run/mysqld}
+        - {name: init, mountPath: /init}
+      volumes:
+      - {name: data, emptyDir: {}}
+      - {name: run, emptyDir: {}}
+      - {name: init, secret: {secretName: mariadb-init}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: mariadb, namespace: glance-infra}
+spec:
+  selector: {app: mariadb}
+  ports: [{port: 3306}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: memcached, namespace: glance-infra}
+spec:
+  selector: {matchLabels: {app: memcached}}
+  template:
+    metadata: {labels: {app: memcached}}
+    spec:
+      containers:
+      - name: memcached
+        image: INFRA_IMAGE
+        imagePullPolicy: Never
+        command: [memcached, -u, nobody, -p, "11211", -l, 0.0.0.0, -m, "64"]
+        ports: [{containerPort: 11211}]
+        readinessProbe:
+          tcpSocket: {port: 11211}
+          periodSeconds: 2
+---
+apiVersion: v1
+kind: Service
+metadata: {name: memcached, namespace: glance-infra}
+spec:
+  selector: {app: memcached}
+  ports: [{port: 11211}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: s3, namespace: glance-infra}
+spec:
+  selector: {matchLabels: {app: s3}}
+  template:
+    metadata: {labels: {app: s3}}
+    spec:
+      containers:
+      - name: versitygw
+        image: INFRA_IMAGE
+        imagePullPolicy: Never
+        command: [versitygw, --region, S3_REGION, --port, ":7070", --quiet, posix, /data]
+        env:
+        - name: ROOT_ACCESS_KEY
+          valueFrom: {secretKeyRef: {name: s3-credentials, key: access}}
+        - name: ROOT_SECRET_KEY
+          valueFrom: {secretKeyRef: {name: s3-credentials, key: secret}}
+        ports: [{containerPort: 7070}]
+        readinessProbe:
+          tcpSocket: {port: 7070}
+          periodSeconds: 2
+        volumeMounts: [{name: data, mountPath: /data}]
+      volumes: [{name: data, emptyDir: {}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s3, namespace: glance-infra}
+spec:
+  selector: {app: s3}
+  ports: [{port: 7070}]
+`

@@ -1,0 +1,192 @@
+//go:build e2e
+
+// Package node_test runs what glance-krm generates on a real node
+// (internal/testenv/node: kubelet, containerd, kube-proxy, CoreDNS,
+// metrics-server), for every release in krm/catalogs: examples/node
+// rendered by the real kustomize with the function, applied with
+// kubectl, served through its Service, rolled, stopped and starved of a
+// credential. Run it with `make e2e-node`.
+package node_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/c5c3/glance-krm/internal/testenv"
+	"github.com/c5c3/glance-krm/internal/testenv/node"
+)
+
+// TestMain prints, after the run, a line per release and a total of the
+// named checks, as the chroot matrix does.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if tally.print() && code == 0 {
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// TestNode is the whole scenario: one node, every release side by side in
+// its own namespace.
+func TestNode(t *testing.T) {
+	assets := node.FindAssets(t)
+	kustomize := testenv.Kustomize(t)
+	fnBin := testenv.FunctionBinary(t)
+	var rels []release
+	for _, r := range releases {
+		r.rootfs = testenv.Env(t, r.env, "make e2e-node")
+		rels = append(rels, r)
+	}
+	start := time.Now()
+	archives, infra := buildImages(t, rels)
+	bench.images = time.Since(start)
+
+	n := node.Start(t, assets)
+	bench.nodeReady = n.Ready
+	start = time.Now()
+	if err := n.Import(archives...); err != nil {
+		t.Fatal(err)
+	}
+	bench.imported = time.Since(start)
+
+	dbs := map[string]string{}
+	for _, r := range rels {
+		dbs[database(r)] = dbUser
+	}
+	installInfra(t, n, infra, dbs, dbPassword)
+	s3 := s3Client(t, n)
+	for _, r := range rels {
+		makeBuckets(t, s3, bucket(r, 1), bucket(r, 2))
+	}
+	if _, err := n.Kubectl(nil, "apply", "--server-side", "-f", filepath.Join(testenv.RepoRoot(), "krm", "crds")); err != nil {
+		t.Fatal(err)
+	}
+	installController(t, n, kustomize)
+	if err := n.InstallMetricsServer(node.Cache()); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("releases", func(t *testing.T) {
+		for _, r := range rels {
+			t.Run(r.name, func(t *testing.T) {
+				t.Parallel()
+				s := &scenario{t: t, n: n, rel: r, s3: s3, kustomize: kustomize, fnBin: fnBin}
+				s.run()
+			})
+		}
+	})
+	bench.memory = n.Memory()
+	if out := os.Getenv("GLANCE_KRM_NODE_BENCH"); out != "" {
+		if err := bench.write(out, rels); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// The database account every release's Glance uses (credentials.yaml).
+const dbUser, dbPassword = "glance-node", ` db$pa%ss @:/?#[]'"\ word `
+
+func dashed(r release) string    { return strings.ReplaceAll(r.name, ".", "-") }
+func namespace(r release) string { return "glance-" + dashed(r) }
+func database(r release) string  { return "glance_" + strings.ReplaceAll(r.name, ".", "_") }
+func bucket(r release, i int) string {
+	return fmt.Sprintf("glance-%s-%d", dashed(r), i)
+}
+
+// installController deploys the runtime controller as users install it:
+// kustomize build controller/config, with its image set by an overlay,
+// applied with kubectl (its generated RBAC, leader election).
+func installController(t *testing.T, n *node.Node, kustomize string) {
+	t.Helper()
+	dir := t.TempDir()
+	testenv.CopyTree(t, filepath.Join(testenv.RepoRoot(), "controller", "config"), filepath.Join(dir, "base"), nil)
+	name, tag, _ := strings.Cut(controllerImage, ":dev")
+	_ = tag
+	overlay := fmt.Sprintf("resources: [base]\nimages:\n- name: glance-krm-controller\n  newName: %s\n  newTag: dev\n", name)
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(kustomize, "build", dir).Output()
+	if err != nil {
+		t.Fatalf("kustomize build controller/config: %v", err)
+	}
+	if err := n.Apply(string(out)); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.WaitAvailable("glance-krm-system", "glance-krm-controller", 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tally counts the named checks per release.
+var tally = &tallies{counts: map[string]*[2]int{}}
+
+type tallies struct {
+	mu     sync.Mutex
+	counts map[string]*[2]int // release → passed, failed
+}
+
+func (ts *tallies) record(rel string, ok bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	c := ts.counts[rel]
+	if c == nil {
+		c = &[2]int{}
+		ts.counts[rel] = c
+	}
+	if ok {
+		c[0]++
+	} else {
+		c[1]++
+	}
+}
+
+// print writes a line per release and the total; true when one failed.
+func (ts *tallies) print() bool {
+	var names []string
+	for k := range ts.counts {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var passed, failed int
+	for _, k := range names {
+		c := ts.counts[k]
+		fmt.Printf("%s: %d passed, %d failed\n", k, c[0], c[1])
+		passed, failed = passed+c[0], failed+c[1]
+	}
+	fmt.Printf("total: %d passed, %d failed\n", passed, failed)
+	return failed > 0
+}
+
+// apply is kubectl apply of a build's output (server-side, the documented
+// order: everything at once; the Deployment waits for nothing).
+func apply(t *testing.T, n *node.Node, objects []byte) {
+	t.Helper()
+	if _, err := n.Kubectl(objects, "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func build(t *testing.T, kustomize, dir string) []byte {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v\n%s", dir, err, stderr.String())
+	}
+	return out
+}
+
+func withTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}

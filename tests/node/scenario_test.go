@@ -1,0 +1,644 @@
+//go:build e2e
+
+package node_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/c5c3/glance-krm/internal/testenv"
+	"github.com/c5c3/glance-krm/internal/testenv/node"
+)
+
+// scenario is one release's run on the node.
+type scenario struct {
+	t         *testing.T
+	n         *node.Node
+	rel       release
+	s3        *minio.Client
+	kustomize string
+	fnBin     string
+	dir       string // the example, rewritten for this release
+	ns        string
+	glance    *glanceClient
+}
+
+// check runs one named assertion as a subtest and counts it; a failed
+// check ends the release's run when stop is true (later ones need it).
+func (s *scenario) check(name string, stop bool, f func(t *testing.T)) {
+	ok := s.t.Run(name, f)
+	tally.record(s.rel.name+" ("+s.rel.suite+")", ok)
+	if !ok && stop {
+		s.t.FailNow()
+	}
+}
+
+func (s *scenario) run() {
+	s.ns = namespace(s.rel)
+	s.glance = &glanceClient{url: "http://glance." + s.ns + ".svc:9292", http: s.n.HTTPClient(5 * time.Minute)}
+	s.check("apply the render; db-sync completes; the Deployment becomes Available", true, s.deploy)
+	s.check("both stores listed through the Service, the default flagged", false, s.listStores)
+	s.check("uploads land in each store's bucket and download byte-identical", false, s.uploads)
+	s.check("the controller writes Ready and BackendsReady on the live objects", false, s.controllerReady)
+	s.check("the autoscaler computes: ScalingActive=True", false, s.autoscaler)
+	s.check("8 long transfers at once: probes pass, no restart", false, s.underLoad)
+	s.check("SIGTERM: a running transfer finishes, the pod stops within its grace period", false, s.gracefulStop)
+	s.check("default flip while a client loops: zero failed requests, old pods keep their ConfigMap", false, s.flipUnderLoad)
+	if s.rel.name == rotationRelease {
+		s.check("rotating credentials: a Secret's new content reaches glance at the next pod start", false, s.rotation)
+	}
+	s.check("one store's credentials Secret deleted: that store 410, the other works, CredentialsReady=False", false, s.missingCredentials)
+}
+
+// rotationRelease is where credential rotation is shown: the mechanism
+// (the init container reads the Secrets at pod start) is the same on
+// every release.
+const rotationRelease = "2025.2"
+
+func (s *scenario) deploy(t *testing.T) {
+	s.dir = t.TempDir()
+	r := s.rel
+	testenv.CopyTree(t, filepath.Join(testenv.RepoRoot(), "examples", "node"), s.dir, func(_ string, b []byte) []byte {
+		return []byte(strings.NewReplacer(
+			"../../bin/glance-krm-fn", s.fnBin,
+			`openStackRelease: "2025.2"`, `openStackRelease: "`+r.name+`"`,
+			`tag: "2025.2"`, `tag: "`+r.name+`"`,
+			"namespace: glance\n", "namespace: "+s.ns+"\n",
+			"database: glance\n", "database: "+database(r)+"\n",
+			"bucket: glance-images-2\n", "bucket: "+bucket(r, 2)+"\n",
+			"bucket: glance-images\n", "bucket: "+bucket(r, 1)+"\n",
+		).Replace(string(b)))
+	})
+	// The namespace enforces the restricted Pod Security profile: the
+	// generated pods run under it.
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns, Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/warn": "restricted"}}}
+	if _, err := s.n.Client.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.n.Kubectl(nil, "apply", "-n", s.ns, "-f", filepath.Join(s.dir, "credentials.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	objects := build(t, s.kustomize, s.dir)
+	start := time.Now()
+	apply(t, s.n, objects)
+	job := jobName(t, objects)
+	s.waitJob(t, job, 5*time.Minute)
+	if err := s.n.WaitAvailable(s.ns, "glance", 5*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	bench.record(r.name, func(b *releaseBench) {
+		b.available = time.Since(start)
+		j, err := s.n.Client.BatchV1().Jobs(s.ns).Get(context.Background(), job, metav1.GetOptions{})
+		if err == nil && j.Status.StartTime != nil && j.Status.CompletionTime != nil {
+			b.dbSync = j.Status.CompletionTime.Sub(j.Status.StartTime.Time)
+		}
+	})
+}
+
+func jobName(t *testing.T, objects []byte) string {
+	t.Helper()
+	for _, doc := range strings.Split(string(objects), "\n---\n") {
+		if strings.Contains(doc, "\nkind: Job\n") || strings.HasPrefix(doc, "apiVersion: batch/v1\nkind: Job\n") {
+			for _, line := range strings.Split(doc, "\n") {
+				if name, ok := strings.CutPrefix(line, "  name: "); ok {
+					return name
+				}
+			}
+		}
+	}
+	t.Fatal("the build holds no Job")
+	return ""
+}
+
+func (s *scenario) waitJob(t *testing.T, name string, limit time.Duration) {
+	t.Helper()
+	testenv.Eventually(t, limit, time.Second, "db-sync Job "+name, func() error {
+		j, err := s.n.Client.BatchV1().Jobs(s.ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range j.Status.Conditions {
+			if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
+				return nil
+			}
+			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+				logs, _ := s.n.Kubectl(nil, "-n", s.ns, "logs", "job/"+name, "--all-containers", "--tail=30")
+				t.Fatalf("db-sync Job %s failed: %s\n%s", name, c.Message, logs)
+			}
+		}
+		return fmt.Errorf("not complete: %+v", j.Status)
+	})
+}
+
+func (s *scenario) listStores(t *testing.T) {
+	ctx, cancel := withTimeout(time.Minute)
+	defer cancel()
+	stores, err := s.glance.stores(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stores) != 2 || !stores["primary"] || stores["secondary"] {
+		t.Errorf("GET /v2/info/stores: %v, want primary (default) and secondary", stores)
+	}
+}
+
+func (s *scenario) uploads(t *testing.T) {
+	ctx, cancel := withTimeout(2 * time.Minute)
+	defer cancel()
+	data := randomBytes(t, 3<<20)
+	for store, b := range map[string]string{"": bucket(s.rel, 1), "secondary": bucket(s.rel, 2)} {
+		id, err := s.glance.roundTrip(ctx, "node-"+store, data, store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.inBucket(t, b, id) {
+			t.Errorf("image %s (store %q) is not in bucket %s", id, store, b)
+		}
+	}
+}
+
+func (s *scenario) inBucket(t *testing.T, bucket, id string) bool {
+	t.Helper()
+	ctx, cancel := withTimeout(30 * time.Second)
+	defer cancel()
+	for obj := range s.s3.ListObjects(ctx, bucket, minio.ListObjectsOptions{}) {
+		if obj.Err != nil {
+			t.Fatalf("listing %s: %v", bucket, obj.Err)
+		}
+		if obj.Key == id {
+			return true
+		}
+	}
+	return false
+}
+
+func randomBytes(t *testing.T, n int) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// live reads a custom resource's conditions.
+func (s *scenario) conditions(t *testing.T, resource, name string) map[string]metav1.Condition {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(s.n.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvr := schema.GroupVersionResource{Group: "glance.openstack.c5c3.io", Version: "v1alpha1", Resource: resource}
+	u, err := dyn.Resource(gvr).Namespace(s.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	out := map[string]metav1.Condition{}
+	for _, c := range list {
+		m, _ := c.(map[string]any)
+		typ, _ := m["type"].(string)
+		status, _ := m["status"].(string)
+		reason, _ := m["reason"].(string)
+		msg, _ := m["message"].(string)
+		out[typ] = metav1.Condition{Type: typ, Status: metav1.ConditionStatus(status), Reason: reason, Message: msg}
+	}
+	return out
+}
+
+func (s *scenario) waitCondition(t *testing.T, resource, name, typ string, status metav1.ConditionStatus, contains string) {
+	t.Helper()
+	testenv.Eventually(t, 2*time.Minute, time.Second, fmt.Sprintf("%s %s %s=%s", resource, name, typ, status), func() error {
+		c, ok := s.conditions(t, resource, name)[typ]
+		if !ok || c.Status != status || !strings.Contains(c.Message, contains) {
+			return fmt.Errorf("%s is %+v", typ, c)
+		}
+		return nil
+	})
+}
+
+func (s *scenario) controllerReady(t *testing.T) {
+	for _, b := range []string{"primary", "secondary"} {
+		s.waitCondition(t, "glancebackends", b, "Ready", metav1.ConditionTrue, "")
+	}
+	s.waitCondition(t, "glances", "glance", "BackendsReady", metav1.ConditionTrue, "")
+}
+
+func (s *scenario) autoscaler(t *testing.T) {
+	testenv.Eventually(t, 3*time.Minute, 2*time.Second, "HorizontalPodAutoscaler glance ScalingActive", func() error {
+		h, err := s.n.Client.AutoscalingV2().HorizontalPodAutoscalers(s.ns).Get(context.Background(), "glance", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range h.Status.Conditions {
+			if c.Type == autoscalingv2.ScalingActive {
+				if c.Status == corev1.ConditionTrue {
+					return nil
+				}
+				return fmt.Errorf("ScalingActive=%s: %s: %s", c.Status, c.Reason, c.Message)
+			}
+		}
+		return fmt.Errorf("no ScalingActive condition yet: %+v", h.Status.Conditions)
+	})
+}
+
+// apiPods are the Deployment's pods, by name.
+func (s *scenario) apiPods(t *testing.T) []corev1.Pod {
+	t.Helper()
+	pods, err := s.n.Client.CoreV1().Pods(s.ns).List(context.Background(), metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/instance=glance,app.kubernetes.io/component=api"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pods.Items
+}
+
+func ready(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func restarts(p corev1.Pod) int32 {
+	var n int32
+	for _, c := range p.Status.ContainerStatuses {
+		n += c.RestartCount
+	}
+	return n
+}
+
+// loadTransfers is how many transfers run at once in underLoad, and
+// loadHold how long they are held: longer than the liveness probe's
+// period × failure threshold (a minute), so a probe starved by them would
+// have restarted the pod.
+const (
+	loadTransfers = 8
+	loadHold      = 75 * time.Second
+)
+
+func (s *scenario) underLoad(t *testing.T) {
+	ctx, cancel := withTimeout(5 * time.Minute)
+	defer cancel()
+	id, err := s.glance.roundTrip(ctx, "large", randomBytes(t, 48<<20), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := s.apiPods(t)
+	if len(before) != 1 {
+		t.Fatalf("%d API pods, want 1", len(before))
+	}
+	hold, stop := context.WithTimeout(ctx, loadHold)
+	defer stop()
+	var wg sync.WaitGroup
+	errs := make(chan error, loadTransfers)
+	for range loadTransfers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A fresh connection each: the transfers run side by side.
+			c := &glanceClient{url: s.glance.url, http: s.n.HTTPClient(0)}
+			if n, _, err := c.slowDownload(hold, id, 64<<10); !errors.Is(err, context.DeadlineExceeded) {
+				errs <- fmt.Errorf("a transfer ended before the hold (%d bytes): %v", n, err)
+			}
+		}()
+	}
+	// Meanwhile the pod stays Ready, is not restarted, and still answers.
+	for deadline := time.Now().Add(loadHold - 5*time.Second); time.Now().Before(deadline); time.Sleep(3 * time.Second) {
+		for _, p := range s.apiPods(t) {
+			if p.Name != before[0].Name || !ready(p) || restarts(p) > restarts(before[0]) {
+				t.Errorf("under load: pod %s ready=%v restarts=%d (before: %s, %d restarts)", p.Name, ready(p), restarts(p), before[0].Name, restarts(before[0]))
+				return
+			}
+		}
+	}
+	qctx, qcancel := withTimeout(20 * time.Second)
+	defer qcancel()
+	if _, err := s.glance.stores(qctx); err != nil {
+		t.Errorf("a request beside %d transfers: %v", loadTransfers, err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// gracefulStop deletes the pod while a download runs: the transfer must
+// finish whole, and the pod must be gone well before its grace period
+// (30 s) ends, which it would not be if SIGTERM did not stop glance-api
+// (uWSGI 2.0 reloads on it) or the kubelet had to kill it.
+func (s *scenario) gracefulStop(t *testing.T) {
+	ctx, cancel := withTimeout(3 * time.Minute)
+	defer cancel()
+	data := randomBytes(t, 4<<20)
+	id, err := s.glance.roundTrip(ctx, "graceful", data, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := s.apiPods(t)
+	if len(pods) != 1 {
+		t.Fatalf("%d API pods, want 1", len(pods))
+	}
+	type result struct {
+		n   int64
+		sum [32]byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c := &glanceClient{url: s.glance.url, http: s.n.HTTPClient(0)}
+		n, sum, err := c.slowDownload(ctx, id, 512<<10) // 8 s
+		done <- result{n, sum, err}
+	}()
+	time.Sleep(2 * time.Second)
+	deleted := time.Now()
+	if err := s.n.Client.CoreV1().Pods(s.ns).Delete(ctx, pods[0].Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.n != int64(len(data)) || r.sum != sha256.Sum256(data) {
+		t.Errorf("the transfer running when the pod was deleted: %d of %d bytes, same bytes %v, %v", r.n, len(data), r.sum == sha256.Sum256(data), r.err)
+	}
+	testenv.Eventually(t, time.Minute, 200*time.Millisecond, "the deleted pod is gone", func() error {
+		_, err := s.n.Client.CoreV1().Pods(s.ns).Get(ctx, pods[0].Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there: %v", err)
+	})
+	if took := time.Since(deleted); took > 25*time.Second {
+		t.Errorf("the pod took %s to stop after its deletion: glance-api did not stop on SIGTERM within the 30 s grace period", took.Round(time.Second))
+	}
+	if err := s.n.WaitAvailable(s.ns, "glance", 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// clientLoop uploads and downloads small images through the Service until
+// stopped, counting what succeeded and what failed.
+type clientLoop struct {
+	ok, failed atomic.Int64
+	mu         sync.Mutex
+	errs       []string
+	stop       chan struct{}
+	done       chan struct{}
+}
+
+func (s *scenario) startLoop(t *testing.T) *clientLoop {
+	l := &clientLoop{stop: make(chan struct{}), done: make(chan struct{})}
+	data := randomBytes(t, 256<<10)
+	go func() {
+		defer close(l.done)
+		for i := 0; ; i++ {
+			select {
+			case <-l.stop:
+				return
+			default:
+			}
+			ctx, cancel := withTimeout(time.Minute)
+			_, err := s.glance.roundTrip(ctx, fmt.Sprintf("loop-%d", i), data, "")
+			cancel()
+			if err != nil {
+				l.failed.Add(1)
+				l.mu.Lock()
+				l.errs = append(l.errs, err.Error())
+				l.mu.Unlock()
+			} else {
+				l.ok.Add(1)
+			}
+		}
+	}()
+	return l
+}
+
+func (l *clientLoop) finish() (ok, failed int64, errs []string) {
+	close(l.stop)
+	<-l.done
+	return l.ok.Load(), l.failed.Load(), l.errs
+}
+
+func (s *scenario) flipUnderLoad(t *testing.T) {
+	glance := filepath.Join(s.dir, "glance.yaml")
+	b, err := os.ReadFile(glance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := bytes.Replace(bytes.Replace(b, []byte("isDefault: true"), []byte("isDefault: was-true"), 1), []byte("isDefault: false"), []byte("isDefault: true"), 1)
+	flipped = bytes.Replace(flipped, []byte("isDefault: was-true"), []byte("isDefault: false"), 1)
+	if err := os.WriteFile(glance, flipped, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objects := build(t, s.kustomize, s.dir)
+	oldPods := s.apiPods(t)
+	oldConfigMaps := map[string]string{}
+	for _, p := range oldPods {
+		oldConfigMaps[p.Name] = mountedConfigMap(p)
+	}
+	dep, err := s.n.Client.AppsV1().Deployments(s.ns).Get(context.Background(), "glance", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := s.startLoop(t)
+	time.Sleep(3 * time.Second)
+	start := time.Now()
+	apply(t, s.n, objects)
+	var missing []string
+	testenv.Eventually(t, 5*time.Minute, 500*time.Millisecond, "the rollout", func() error {
+		// While an old pod runs, its ConfigMap is there.
+		for _, p := range s.apiPods(t) {
+			if cm, old := oldConfigMaps[p.Name]; old {
+				if _, err := s.n.Client.CoreV1().ConfigMaps(s.ns).Get(context.Background(), cm, metav1.GetOptions{}); err != nil {
+					missing = append(missing, fmt.Sprintf("%s (pod %s): %v", cm, p.Name, err))
+				}
+			}
+		}
+		return s.rolledOut(dep.Generation, oldPods)
+	})
+	rollout := time.Since(start)
+	time.Sleep(3 * time.Second)
+	ok, failed, errs := loop.finish()
+	bench.record(s.rel.name, func(b *releaseBench) { b.rollout, b.requests, b.failed = rollout, ok, failed })
+	if failed > 0 {
+		t.Errorf("%d of %d requests failed during the default flip: %s", failed, ok+failed, strings.Join(errs[:min(5, len(errs))], "; "))
+	}
+	if ok == 0 {
+		t.Error("no request went through during the flip")
+	}
+	if len(missing) > 0 {
+		t.Errorf("an old pod's ConfigMap was gone while the pod ran: %v", missing)
+	}
+	ctx, cancel := withTimeout(time.Minute)
+	defer cancel()
+	stores, err := s.glance.stores(ctx)
+	if err != nil || !stores["secondary"] || stores["primary"] {
+		t.Errorf("after the flip GET /v2/info/stores: %v, %v; want secondary the default", stores, err)
+	}
+	id, err := s.glance.roundTrip(ctx, "after-flip", randomBytes(t, 1<<20), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.inBucket(t, bucket(s.rel, 2), id) {
+		t.Errorf("an upload without a store header after the flip is not in the new default's bucket %s", bucket(s.rel, 2))
+	}
+}
+
+func mountedConfigMap(p corev1.Pod) string {
+	for _, v := range p.Spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for _, src := range v.Projected.Sources {
+			if src.ConfigMap != nil {
+				return src.ConfigMap.Name
+			}
+		}
+	}
+	return ""
+}
+
+// rolledOut: the Deployment has observed generation after gen, all its
+// replicas are updated and available, and no old pod is left.
+func (s *scenario) rolledOut(gen int64, old []corev1.Pod) error {
+	d, err := s.n.Client.AppsV1().Deployments(s.ns).Get(context.Background(), "glance", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if d.Status.ObservedGeneration <= gen || !complete(d) {
+		return fmt.Errorf("deployment status %+v", d.Status)
+	}
+	for _, p := range old {
+		if _, err := s.n.Client.CoreV1().Pods(s.ns).Get(context.Background(), p.Name, metav1.GetOptions{}); err == nil {
+			return fmt.Errorf("old pod %s is still there", p.Name)
+		}
+	}
+	return nil
+}
+
+func complete(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	return d.Status.UpdatedReplicas == want && d.Status.AvailableReplicas == want && d.Status.Replicas == want
+}
+
+// restart rolls the Deployment (kubectl rollout restart) and waits.
+func (s *scenario) restart(t *testing.T) {
+	t.Helper()
+	old := s.apiPods(t)
+	d, err := s.n.Client.AppsV1().Deployments(s.ns).Get(context.Background(), "glance", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.n.Kubectl(nil, "-n", s.ns, "rollout", "restart", "deployment/glance"); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 5*time.Minute, time.Second, "the restart", func() error { return s.rolledOut(d.Generation, old) })
+}
+
+// setSecret replaces one key of a Secret.
+func (s *scenario) setSecret(t *testing.T, name, key, value string) {
+	t.Helper()
+	sec, err := s.n.Client.CoreV1().Secrets(s.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sec.Data == nil {
+		sec.Data = map[string][]byte{}
+	}
+	sec.Data[key] = []byte(value)
+	if _, err := s.n.Client.CoreV1().Secrets(s.ns).Update(context.Background(), sec, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rotation shows, for each credential, what a new content of its Secret
+// does: nothing to the running pods (the init container wrote the
+// credentials file at their start), everything to the next pod. So a
+// rotation is: the new value valid on both sides, the Secret changed, a
+// rollout (kubectl rollout restart), and only then the old value revoked
+// (docs/credentials.md).
+func (s *scenario) rotation(t *testing.T) {
+	ctx, cancel := withTimeout(10 * time.Minute)
+	defer cancel()
+	data := randomBytes(t, 256<<10)
+	// S3 keys: the secondary store's secret key (the default after the
+	// flip), wrong in the Secret.
+	s.setSecret(t, "secondary-s3-credentials", "secret-access-key", "not-the-key")
+	if _, err := s.glance.roundTrip(ctx, "rotation-running", data, "primary"); err != nil {
+		t.Errorf("the running pod, after the S3 Secret changed: %v", err)
+	}
+	if _, err := s.glance.roundTrip(ctx, "rotation-running-2", data, "secondary"); err != nil {
+		t.Errorf("the running pod still holds the old S3 key, yet: %v", err)
+	}
+	s.restart(t)
+	if _, err := s.glance.roundTrip(ctx, "rotation-restarted", data, "secondary"); err == nil {
+		t.Error("after a restart the store with a wrong key in its Secret still took an upload")
+	}
+	s.setSecret(t, "secondary-s3-credentials", "secret-access-key", s3Secret)
+	// The database password: wrong in the Secret.
+	s.setSecret(t, "glance-db", "password", "not-the-password")
+	if _, err := s.glance.roundTrip(ctx, "rotation-db-running", data, ""); err != nil {
+		t.Errorf("the running pod, after the database Secret changed: %v", err)
+	}
+	s.restart(t)
+	short, stop := withTimeout(30 * time.Second)
+	if _, err := s.glance.create(short, "rotation-db-restarted"); err == nil {
+		t.Error("after a restart with a wrong database password glance still created an image")
+	}
+	stop()
+	s.setSecret(t, "glance-db", "password", dbPassword)
+	s.restart(t)
+	if _, err := s.glance.roundTrip(ctx, "rotation-restored", data, "secondary"); err != nil {
+		t.Errorf("after the Secrets were restored and the pods restarted: %v", err)
+	}
+}
+
+func (s *scenario) missingCredentials(t *testing.T) {
+	// After the flip the default is secondary: primary loses its Secret.
+	if err := s.n.Client.CoreV1().Secrets(s.ns).Delete(context.Background(), "primary-s3-credentials", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.waitCondition(t, "glancebackends", "primary", "CredentialsReady", metav1.ConditionFalse, "primary-s3-credentials")
+	s.restart(t)
+	ctx, cancel := withTimeout(2 * time.Minute)
+	defer cancel()
+	id, err := s.glance.create(ctx, "missing-credentials")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var se *statusError
+	if err := s.glance.upload(ctx, id, randomBytes(t, 64<<10), "primary"); !errors.As(err, &se) || se.status != http.StatusGone {
+		t.Errorf("an upload to the store without credentials: %v, want 410 Gone", err)
+	}
+	if _, err := s.glance.roundTrip(ctx, "missing-credentials-other", randomBytes(t, 64<<10), "secondary"); err != nil {
+		t.Errorf("the other store: %v", err)
+	}
+}
