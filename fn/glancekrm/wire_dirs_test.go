@@ -25,10 +25,10 @@ func TestCredentialsWhereEachReleaseReadsThem(t *testing.T) {
 		want               []string
 		err                string
 	}{
-		"2026.1 generated: uWSGI's directory too": {release: "2026.1", want: []string{v1alpha1.MountCredentialsDir, "/etc/glance/uwsgi.conf.d/"}},
+		"2026.1 generated: uWSGI's directory too":    {release: "2026.1", want: []string{v1alpha1.MountCredentialsDir, "/etc/glance/uwsgi.conf.d/"}},
 		"2026.2 generated: glance names its program": {release: "2026.2", want: []string{v1alpha1.MountCredentialsDir}},
-		"2025.2 generated: the eventlet server":       {release: "2025.2", want: []string{v1alpha1.MountCredentialsDir}},
-		"2025.2 hand-written under uWSGI":             {release: "2025.2", container: uwsgi, want: []string{v1alpha1.MountCredentialsDir, "/etc/glance/uwsgi.conf.d/"}},
+		"2025.2 generated: the eventlet server":      {release: "2025.2", want: []string{v1alpha1.MountCredentialsDir}},
+		"2025.2 hand-written under uWSGI":            {release: "2025.2", container: uwsgi, want: []string{v1alpha1.MountCredentialsDir, "/etc/glance/uwsgi.conf.d/"}},
 		"2026.1 gunicorn behind tini": {release: "2026.1", container: "        command: [tini, --, gunicorn, glance.wsgi.api:application]\n",
 			want: []string{v1alpha1.MountCredentialsDir, "/etc/glance/gunicorn.conf.d/"}},
 		"2026.1 hand-written glance-api": {release: "2026.1", container: "        command: [glance-api]\n", want: []string{v1alpha1.MountCredentialsDir}},

@@ -87,7 +87,6 @@ func tcpPorts(ns []int32) []networkingv1.NetworkPolicyPort {
 	return out
 }
 
-
 // httpRoute exposes the stable Service through spec.gateway. It is
 // written as a plain object: the function does not link Gateway API's Go
 // types for one object, and the tests check it against the CRD.

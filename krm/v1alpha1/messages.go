@@ -30,5 +30,5 @@ const (
 	// ReasonEgressNotRendered: glance-api contacts an endpoint no rendered
 	// file names, which the generated NetworkPolicy cannot admit by itself.
 	ReasonEgressNotRendered = "EgressNotRendered"
-	ReasonWaitingForParent = "WaitingForParent"
+	ReasonWaitingForParent  = "WaitingForParent"
 )
