@@ -76,10 +76,10 @@ if shared:
 
 import glance  # noqa: E402
 if glance.__file__.startswith("/usr/local/"):
-    source = ("release tarballs glance %s and glance_store %s (pip install --no-deps) over Debian %s's glance-api %s: "
-              "python3 %s, python3-oslo.config %s") % (
+    source = ("glance %s and glance_store %s from their release tarballs, on Debian %s (python3 %s), "
+              "pip install --no-deps over glance-api %s, python3-oslo.config %s") % (
         importlib.metadata.version("glance"), importlib.metadata.version("glance_store"), suite,
-        version("glance-api"), platform.python_version(), version("python3-oslo.config"))
+        platform.python_version(), version("glance-api"), version("python3-oslo.config"))
 else:
     source = "Debian %s: glance-api %s, python3-glance-store %s, python3-oslo.config %s" % (
         suite, version("glance-api"), version("python3-glance-store"), version("python3-oslo.config"))

@@ -27,4 +27,4 @@ in_rootfs "$sid" -- 2026.2 sid > "$out/2026.2.json" 2>/dev/null
 # Releases Debian does not ship: their release tarballs installed over the
 # nearest suite's glance (rootfs.sh 2025.2, 2026.1).
 in_rootfs "$(CACHE=$CACHE bash tests/e2e/glance/rootfs.sh 2025.2)" -- 2025.2 trixie > "$out/2025.2.json" 2>/dev/null
-in_rootfs "$(CACHE=$CACHE bash tests/e2e/glance/rootfs.sh 2026.1)" -- 2026.1 sid > "$out/2026.1.json" 2>/dev/null
+in_rootfs "$(CACHE=$CACHE bash tests/e2e/glance/rootfs.sh 2026.1)" -- 2026.1 trixie > "$out/2026.1.json" 2>/dev/null

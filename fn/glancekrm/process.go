@@ -370,6 +370,11 @@ func (r *invocation) render(ge *glanceEntry) {
 			return
 		}
 	}
+	if u := g.Spec.APIServer; g.Spec.UsesUWSGI() && u != nil && u.UWSGI != nil && u.UWSGI.HTTPKeepAlive != nil && *u.UWSGI.HTTPKeepAlive {
+		r.add(withField(objectResult(ge.obj, fn.Warning, fmt.Sprintf(
+			"%s: spec.apiServer.uwsgi.httpKeepAlive: uWSGI 2.0's HTTP router closes a keep-alive connection after a request with a body, so a client's next request on that connection fails; glance-krm answers Connection: close unless this is true",
+			Name)), "spec.apiServer.uwsgi.httpKeepAlive"))
+	}
 	if err := r.storeFiles(ge, units); err != nil {
 		r.add(objectResult(ge.obj, fn.Error, err.Error()))
 		return

@@ -67,6 +67,14 @@ func operatorDefaults(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, de
 	} else if !s.UsesUWSGI() {
 		o.set("DEFAULT", "workers", strconv.Itoa(v1alpha1.DefaultEventletWorkers))
 	}
+	if !s.UsesUWSGI() {
+		// The eventlet server's workers die on SIGTERM at once, so a
+		// stopping pod waits until its connections are gone (the preStop
+		// drain); a client's idle keep-alive connection would hold it the
+		// whole grace period, and its next request on that connection
+		// would fail once the pod stopped.
+		o.set("DEFAULT", "http_keepalive", "false")
+	}
 	if len(logging.PerLoggerLevels) > 0 {
 		o.set("DEFAULT", "default_log_levels", sortedPairs(logging.PerLoggerLevels, "="))
 	}

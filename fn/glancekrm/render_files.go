@@ -138,9 +138,13 @@ func renderLoggingConf(l v1alpha1.LoggingSpec) string {
 //     how many transfers and probes run at once. Threads, not processes,
 //     are the cheap unit (each process loads glance, about 150 MiB); the
 //     default is DefaultUWSGIProcesses × DefaultUWSGIThreads;
-//   - the HTTP router (http :9292) holds idle keep-alive connections
-//     without a worker, and takes chunked uploads (http-chunked-input,
-//     chunked-input-limit) and large Keystone tokens (buffer-size);
+//   - the HTTP router (http :9292) takes chunked uploads
+//     (http-chunked-input, chunked-input-limit) and large Keystone tokens
+//     (buffer-size), and answers Connection: close: uWSGI 2.0's router
+//     closes a keep-alive connection after a request with a body, so a
+//     client's next request on it fails (measured on the node; unbit/uwsgi
+//     #2133). spec.apiServer.uwsgi.httpKeepAlive: true turns keep-alive on
+//     all the same, with a warning;
 //   - SIGTERM: uWSGI 2.0 reloads on it unless die-on-term; the master-start
 //     hook turns it into a graceful shutdown (running requests finish, for
 //     at most worker-reload-mercy seconds, inside the pod's grace period).
@@ -169,11 +173,13 @@ func renderUWSGIINI(s *v1alpha1.GlanceSpec) string {
 		"processes":           strconv.Itoa(int(cmp.Or(u.Processes, v1alpha1.DefaultUWSGIProcesses))),
 		"threads":             strconv.Itoa(int(cmp.Or(u.Threads, v1alpha1.DefaultUWSGIThreads))),
 	}
-	if u.HTTPKeepAlive == nil || *u.HTTPKeepAlive {
+	if u.HTTPKeepAlive != nil && *u.HTTPKeepAlive {
 		opts["http-keepalive"] = "true"
 		if u.HTTPKeepAliveTimeout != nil && *u.HTTPKeepAliveTimeout > 0 {
 			opts["http-keepalive-timeout"] = strconv.Itoa(int(*u.HTTPKeepAliveTimeout))
 		}
+	} else {
+		opts["add-header"] = "Connection: close"
 	}
 	if u.Harakiri != nil && *u.Harakiri > 0 {
 		opts["harakiri"] = strconv.Itoa(int(*u.Harakiri))

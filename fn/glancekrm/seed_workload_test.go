@@ -287,17 +287,20 @@ func dropNamed(list any, names ...string) any {
 // than the seed's command line (seed: the seed's value, "" for none;
 // ours: glance-krm's, "" for none), each for a reason.
 var uwsgiDifferences = map[string]struct{ seed, ours, why string }{
-	"wsgi-file":           {"/var/lib/openstack/bin/glance-wsgi-api", "", "a path inside the seed's image; glance 2026.1 ships no such script"},
-	"pyargv":              {"", "", "the config directories the seed's script takes; glance's own module reads oslo.config's default directories"},
-	"module":              {"", "glance.wsgi.api:application", "glance's own WSGI module, in every release that runs under uWSGI"},
-	"plugins":             {"", "http,python3", "Debian's uWSGI loads the router and Python as plugins (one with them built in goes on)"},
-	"threads":             {"1", "16", "a transfer holds a thread throughout: 2 × 1 served two transfers while the probes waited"},
-	"die-on-term":         {"", "true", "uWSGI 2.0 reloads on SIGTERM, so the pod never stopped before its grace period ran out"},
-	"hook-master-start":   {"", "unix_signal:15 gracefully_kill_them_all", "SIGTERM lets running requests finish"},
-	"worker-reload-mercy": {"", "20", "how long they may take: the grace period less the preStop sleep and 5 s"},
-	"enable-threads":      {"", "true", "glance starts threads of its own (tasks, cache, housekeeping)"},
-	"buffer-size":         {"", "65535", "a Keystone token with many roles is larger than the 4 KiB default"},
-	"chunked-input-limit": {"", "67108864", "one chunk of a chunked upload may be as large as a client sends it"},
+	"wsgi-file":              {"/var/lib/openstack/bin/glance-wsgi-api", "", "a path inside the seed's image; glance 2026.1 ships no such script"},
+	"pyargv":                 {"", "", "the config directories the seed's script takes; glance's own module reads oslo.config's default directories"},
+	"module":                 {"", "glance.wsgi.api:application", "glance's own WSGI module, in every release that runs under uWSGI"},
+	"plugins":                {"", "http,python3", "Debian's uWSGI loads the router and Python as plugins (one with them built in goes on)"},
+	"threads":                {"1", "16", "a transfer holds a thread throughout: 2 × 1 served two transfers while the probes waited"},
+	"die-on-term":            {"", "true", "uWSGI 2.0 reloads on SIGTERM, so the pod never stopped before its grace period ran out"},
+	"hook-master-start":      {"", "unix_signal:15 gracefully_kill_them_all", "SIGTERM lets running requests finish"},
+	"worker-reload-mercy":    {"", "20", "how long they may take: the grace period less the preStop sleep and 5 s"},
+	"enable-threads":         {"", "true", "glance starts threads of its own (tasks, cache, housekeeping)"},
+	"buffer-size":            {"", "65535", "a Keystone token with many roles is larger than the 4 KiB default"},
+	"chunked-input-limit":    {"", "67108864", "one chunk of a chunked upload may be as large as a client sends it"},
+	"http-keepalive":         {"true", "", "uWSGI 2.0's router closes a keep-alive connection after a request with a body: the client's next request on it failed on the node (unbit/uwsgi#2133); on only when the Glance says so"},
+	"add-header":             {"", "Connection: close", "so clients open a connection per request"},
+	"http-keepalive-timeout": {"", "", "the idle timeout of keep-alive, which is off unless httpKeepAlive is true"},
 }
 
 // compareUWSGI checks that the seed's uWSGI command line and glance-krm's

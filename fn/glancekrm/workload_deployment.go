@@ -133,14 +133,24 @@ func drainSeconds(s *v1alpha1.GlanceSpec) int64 {
 }
 
 // drainScript is the preStop hook: the seed's sleep, while the endpoints
-// drop the pod, then a wait (at most drainSeconds) until no connection to
-// the API port is open, so that a transfer still running is not cut by
-// SIGTERM: the eventlet server's workers die on it at once. It reads the
-// pod's sockets from /proc/net/tcp{,6} (state 01, ESTABLISHED, local port
-// 9292), so it needs nothing but a shell in the image.
+// drop the pod. Under uWSGI SIGTERM then lets running requests finish
+// (glance-api-uwsgi.ini). The eventlet server's workers die on SIGTERM at
+// once, so there the hook also waits (at most drainSeconds) until no
+// connection to the API port is open: with http_keepalive off, only
+// running requests hold one. It reads the pod's sockets from
+// /proc/net/tcp{,6} (state 01, ESTABLISHED, local port 9292), so it needs
+// nothing but a shell in the image, and says what it waited for in the
+// container's log (glance-api's stderr, /proc/1/fd/2).
 func drainScript(s *v1alpha1.GlanceSpec) string {
-	return fmt.Sprintf(`sleep %d; i=0; while [ "$i" -lt %d ] && grep -qE '^ *[0-9]+: [0-9A-F]+:%04X [0-9A-F]+:[0-9A-F]+ 01 ' /proc/net/tcp /proc/net/tcp6 2>/dev/null; do sleep 1; i=$((i + 1)); done`,
-		ptr.Deref(s.Deployment.PreStopSleepSeconds, defaultPreStopSleepSeconds), drainSeconds(s), apiPort)
+	sleep := fmt.Sprintf("sleep %d", ptr.Deref(s.Deployment.PreStopSleepSeconds, defaultPreStopSleepSeconds))
+	if s.UsesUWSGI() {
+		return sleep
+	}
+	return sleep + "; " + strings.Join([]string{
+		fmt.Sprintf(`open() { cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -cE '^ *[0-9]+: [0-9A-F]+:%04X [0-9A-F]+:[0-9A-F]+ 01 '; }`, apiPort),
+		fmt.Sprintf(`i=0; n=$(open); while [ "$n" -gt 0 ] && [ "$i" -lt %d ]; do sleep 1; i=$((i + 1)); n=$(open); done`, drainSeconds(s)),
+		`echo "glance-krm preStop: $n connection(s) to the API port open after waiting ${i}s for running requests" > /proc/1/fd/2`,
+	}, "; ")
 }
 
 // launchCommand starts glance-api: the eventlet server before 2026.1,

@@ -85,7 +85,9 @@ type UWSGISpec struct {
 	// +optional
 	Threads int32 `json:"threads,omitempty"`
 
-	// HTTPKeepAlive keeps client connections open (true when unset).
+	// HTTPKeepAlive keeps client connections open. Off when unset (the
+	// seed's on): uWSGI 2.0's HTTP router closes a keep-alive connection
+	// after a request with a body, which fails the client's next request.
 	// +optional
 	HTTPKeepAlive *bool `json:"httpKeepAlive,omitempty"`
 

@@ -24,8 +24,8 @@ type nodeBench struct {
 }
 
 type releaseBench struct {
-	available, dbSync, rollout time.Duration
-	requests, failed           int64
+	available, dbSync, rollout, slowest time.Duration
+	requests, failed                    int64
 }
 
 func (b *nodeBench) record(rel string, f func(*releaseBench)) {
@@ -47,7 +47,7 @@ func (b *nodeBench) write(path string, rels []release) error {
 	fmt.Fprintf(&s, "One single-node cluster (internal/testenv/node) on this 2-core machine, every release side by side in its own namespace, from `tests/node` (%s).\n\n", time.Now().UTC().Format("2006-01-02"))
 	fmt.Fprintf(&s, "| node | value |\n| --- | --- |\n| images built or found in the cache | %s |\n| node from nothing to Ready | %s |\n| images imported into containerd | %s |\n| memory of the node's processes and pods at the end | %d MiB |\n\n",
 		b.images.Round(100*time.Millisecond), b.nodeReady.Round(100*time.Millisecond), b.imported.Round(100*time.Millisecond), b.memory>>20)
-	fmt.Fprintf(&s, "| release | apply → Available | db-sync Job | default flip: rollout | requests during the flip | failed (goal 0) | verdict |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	fmt.Fprintf(&s, "| release | apply → Available | db-sync Job | default flip: rollout | requests during the flip | slowest | failed (goal 0) | verdict |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rels {
 		x := b.releases[r.name]
 		if x == nil {
@@ -57,8 +57,8 @@ func (b *nodeBench) write(path string, rels []release) error {
 		if x.failed > 0 || x.requests == 0 {
 			verdict = "not met"
 		}
-		fmt.Fprintf(&s, "| %s (%s) | %s | %s | %s | %d | %d | %s |\n", r.name, r.suite, x.available.Round(100*time.Millisecond),
-			x.dbSync.Round(time.Second), x.rollout.Round(100*time.Millisecond), x.requests, x.failed, verdict)
+		fmt.Fprintf(&s, "| %s (%s) | %s | %s | %s | %d | %s | %d | %s |\n", r.name, r.suite, x.available.Round(100*time.Millisecond),
+			x.dbSync.Round(time.Second), x.rollout.Round(100*time.Millisecond), x.requests, x.slowest.Round(100*time.Millisecond), x.failed, verdict)
 	}
 	fmt.Fprintf(&s, "\nThe releases run at once, so each figure includes waiting for the CPU the others use.\n\n%s\n", benchEnd)
 	old, err := os.ReadFile(path)

@@ -11,6 +11,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -34,6 +37,20 @@ func (e *statusError) Error() string {
 }
 
 func (g *glanceClient) do(ctx context.Context, op, method, path string, body io.Reader, want int, header map[string]string) (*http.Response, error) {
+	// When a request fails, what it got to and when says where it hung.
+	var mu sync.Mutex
+	var events []string
+	note := func(what string) {
+		mu.Lock()
+		events = append(events, time.Now().Format("15:04:05.000")+" "+what)
+		mu.Unlock()
+	}
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		DNSDone:              func(i httptrace.DNSDoneInfo) { note(fmt.Sprintf("resolved %v %v", i.Addrs, i.Err)) },
+		ConnectDone:          func(_, addr string, err error) { note(fmt.Sprintf("connected %s %v", addr, err)) },
+		WroteRequest:         func(i httptrace.WroteRequestInfo) { note(fmt.Sprintf("wrote the request %v", i.Err)) },
+		GotFirstResponseByte: func() { note("first response byte") },
+	})
 	req, err := http.NewRequestWithContext(ctx, method, g.url+path, body)
 	if err != nil {
 		return nil, err
@@ -41,9 +58,12 @@ func (g *glanceClient) do(ctx context.Context, op, method, path string, body io.
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
+	note("sent")
 	resp, err := g.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
+		mu.Lock()
+		defer mu.Unlock()
+		return nil, fmt.Errorf("%s: %w [%s]", op, err, strings.Join(events, ", "))
 	}
 	if resp.StatusCode != want {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
@@ -127,10 +147,11 @@ func (g *glanceClient) stores(ctx context.Context) (map[string]bool, error) {
 		return nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
+	// "default" is true from glance 26 on, "true" before.
 	var out struct {
 		Stores []struct {
 			ID      string `json:"id"`
-			Default bool   `json:"default"`
+			Default any    `json:"default"`
 		} `json:"stores"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
@@ -138,7 +159,7 @@ func (g *glanceClient) stores(ctx context.Context) (map[string]bool, error) {
 	}
 	m := map[string]bool{}
 	for _, s := range out.Stores {
-		m[s.ID] = s.Default
+		m[s.ID] = s.Default == true || s.Default == "true"
 	}
 	return m, nil
 }

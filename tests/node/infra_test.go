@@ -36,7 +36,7 @@ var releases = []release{
 	{name: "2022.2", suite: "Debian bookworm, glance 25.1.0", env: "GLANCE_ROOTFS_BOOKWORM"},
 	{name: "2025.1", suite: "Debian trixie, glance 30.0.0", env: "GLANCE_ROOTFS_TRIXIE"},
 	{name: "2025.2", suite: "glance 31.1.0 + glance_store 5.2.0 on trixie", env: "GLANCE_ROOTFS_2025_2"},
-	{name: "2026.1", suite: "glance 32.0.0 + glance_store 5.4.0 on sid, uWSGI", env: "GLANCE_ROOTFS_2026_1", uwsgi: true},
+	{name: "2026.1", suite: "glance 32.0.0 + glance_store 5.4.0 on trixie, uWSGI", env: "GLANCE_ROOTFS_2026_1", uwsgi: true},
 	{name: "2026.2", suite: "Debian sid, glance 33.0.0, uWSGI", env: "GLANCE_ROOTFS_SID", uwsgi: true},
 }
 
@@ -81,7 +81,11 @@ func buildImages(t *testing.T, rels []release) (archives []string, infra string)
 	archives = append(archives, infraArchive)
 	for _, ref := range []string{functionImage, controllerImage} {
 		f := filepath.Join(t.TempDir(), strings.NewReplacer("/", "_", ":", "_").Replace(ref)+".tar")
-		if out, err := exec.Command("podman", "save", "--format", "docker-archive", "-o", f, ref).CombinedOutput(); err != nil {
+		// podman with the repository's test-only settings (hack/image.sh's).
+		save := exec.Command("bash", "-c", `source hack/containers/env.sh && podman save --format docker-archive -o "$1" "$2"`, "save", f, ref)
+		save.Dir = testenv.RepoRoot()
+		save.Env = append(os.Environ(), "CACHE="+cache)
+		if out, err := save.CombinedOutput(); err != nil {
 			t.Fatalf("podman save %s (make image builds it): %v\n%s", ref, err, out)
 		}
 		archives = append(archives, f)

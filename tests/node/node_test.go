@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -42,7 +43,11 @@ func TestNode(t *testing.T) {
 	kustomize := testenv.Kustomize(t)
 	fnBin := testenv.FunctionBinary(t)
 	var rels []release
+	only := os.Getenv("GLANCE_KRM_NODE_ONLY") // a debugging aid: some releases only
 	for _, r := range releases {
+		if only != "" && !slices.Contains(strings.Split(only, ","), r.name) {
+			continue
+		}
 		r.rootfs = testenv.Env(t, r.env, "make e2e-node")
 		rels = append(rels, r)
 	}

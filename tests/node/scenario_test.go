@@ -7,11 +7,13 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,7 +25,6 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -51,9 +52,18 @@ type scenario struct {
 func (s *scenario) check(name string, stop bool, f func(t *testing.T)) {
 	ok := s.t.Run(name, f)
 	tally.record(s.rel.name+" ("+s.rel.suite+")", ok)
+	if !ok {
+		s.t.Logf("after %q failed, the API pods' logs:\n%s", name, s.logs())
+	}
 	if !ok && stop {
 		s.t.FailNow()
 	}
+}
+
+// logs are the last lines of every container of the API pods and Jobs.
+func (s *scenario) logs() string {
+	out, _ := s.n.Kubectl(nil, "-n", s.ns, "logs", "-l", "app.kubernetes.io/name=glance", "--all-containers", "--prefix", "--tail=40", "--max-log-requests=20")
+	return string(out)
 }
 
 func (s *scenario) run() {
@@ -65,12 +75,30 @@ func (s *scenario) run() {
 	s.check("the controller writes Ready and BackendsReady on the live objects", false, s.controllerReady)
 	s.check("the autoscaler computes: ScalingActive=True", false, s.autoscaler)
 	s.check("8 long transfers at once: probes pass, no restart", false, s.underLoad)
-	s.check("SIGTERM: a running transfer finishes, the pod stops within its grace period", false, s.gracefulStop)
-	s.check("default flip while a client loops: zero failed requests, old pods keep their ConfigMap", false, s.flipUnderLoad)
+	s.check("a store's credentials Secret deleted: CredentialsReady=False names it", false, s.credentialsDeleted)
+	// One rollout (pod starts are what a two-core node has least of)
+	// carries three checks.
+	var roll rollout
+	s.check("default flip while a client loops: zero failed requests, old pods keep their ConfigMap", false, func(t *testing.T) { roll = s.flipUnderLoad(t) })
+	s.check("SIGTERM: the transfer running on the old pod finishes, the pod stops within its grace period", false, func(t *testing.T) { s.stoppedGracefully(t, roll) })
+	s.check("the new pods, without that store's Secret: that store answers 410, the other works", false, s.missingCredentials)
 	if s.rel.name == rotationRelease {
 		s.check("rotating credentials: a Secret's new content reaches glance at the next pod start", false, s.rotation)
 	}
-	s.check("one store's credentials Secret deleted: that store 410, the other works, CredentialsReady=False", false, s.missingCredentials)
+}
+
+// Pod starts are what a two-core node has least of: five releases starting
+// glance at once starve each other (a 256 KiB upload took a minute), so
+// deployments run two at a time and rollouts one at a time; the rest of
+// each release's checks run beside them.
+var (
+	deploySlots  = make(chan struct{}, 2)
+	rolloutSlots = make(chan struct{}, 1)
+)
+
+func hold(slots chan struct{}) func() {
+	slots <- struct{}{}
+	return func() { <-slots }
 }
 
 // rotationRelease is where credential rotation is shown: the mechanism
@@ -79,7 +107,7 @@ func (s *scenario) run() {
 const rotationRelease = "2025.2"
 
 func (s *scenario) deploy(t *testing.T) {
-	s.dir = t.TempDir()
+	s.dir = s.t.TempDir() // the later checks change and render it again
 	r := s.rel
 	testenv.CopyTree(t, filepath.Join(testenv.RepoRoot(), "examples", "node"), s.dir, func(_ string, b []byte) []byte {
 		return []byte(strings.NewReplacer(
@@ -103,6 +131,7 @@ func (s *scenario) deploy(t *testing.T) {
 		t.Fatal(err)
 	}
 	objects := build(t, s.kustomize, s.dir)
+	defer hold(deploySlots)()
 	start := time.Now()
 	apply(t, s.n, objects)
 	job := jobName(t, objects)
@@ -350,67 +379,21 @@ func (s *scenario) underLoad(t *testing.T) {
 	}
 }
 
-// gracefulStop deletes the pod while a download runs: the transfer must
-// finish whole, and the pod must be gone well before its grace period
-// (30 s) ends, which it would not be if SIGTERM did not stop glance-api
-// (uWSGI 2.0 reloads on it) or the kubelet had to kill it.
-func (s *scenario) gracefulStop(t *testing.T) {
-	ctx, cancel := withTimeout(3 * time.Minute)
-	defer cancel()
-	data := randomBytes(t, 4<<20)
-	id, err := s.glance.roundTrip(ctx, "graceful", data, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pods := s.apiPods(t)
-	if len(pods) != 1 {
-		t.Fatalf("%d API pods, want 1", len(pods))
-	}
-	type result struct {
-		n   int64
-		sum [32]byte
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		c := &glanceClient{url: s.glance.url, http: s.n.HTTPClient(0)}
-		n, sum, err := c.slowDownload(ctx, id, 512<<10) // 8 s
-		done <- result{n, sum, err}
-	}()
-	time.Sleep(2 * time.Second)
-	deleted := time.Now()
-	if err := s.n.Client.CoreV1().Pods(s.ns).Delete(ctx, pods[0].Name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r.err != nil || r.n != int64(len(data)) || r.sum != sha256.Sum256(data) {
-		t.Errorf("the transfer running when the pod was deleted: %d of %d bytes, same bytes %v, %v", r.n, len(data), r.sum == sha256.Sum256(data), r.err)
-	}
-	testenv.Eventually(t, time.Minute, 200*time.Millisecond, "the deleted pod is gone", func() error {
-		_, err := s.n.Client.CoreV1().Pods(s.ns).Get(ctx, pods[0].Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("still there: %v", err)
-	})
-	if took := time.Since(deleted); took > 25*time.Second {
-		t.Errorf("the pod took %s to stop after its deletion: glance-api did not stop on SIGTERM within the 30 s grace period", took.Round(time.Second))
-	}
-	if err := s.n.WaitAvailable(s.ns, "glance", 3*time.Minute); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // clientLoop uploads and downloads small images through the Service until
 // stopped, counting what succeeded and what failed.
 type clientLoop struct {
 	ok, failed atomic.Int64
 	mu         sync.Mutex
 	errs       []string
+	slowest    time.Duration
 	stop       chan struct{}
 	done       chan struct{}
 }
 
+// startLoop's requests name the secondary store, whose credentials every
+// pod of the rollout has (the primary's Secret is gone by then: the old
+// pods hold its keys, the new ones do not, and an image in it reads only
+// on the old ones).
 func (s *scenario) startLoop(t *testing.T) *clientLoop {
 	l := &clientLoop{stop: make(chan struct{}), done: make(chan struct{})}
 	data := randomBytes(t, 256<<10)
@@ -422,14 +405,21 @@ func (s *scenario) startLoop(t *testing.T) *clientLoop {
 				return
 			default:
 			}
-			ctx, cancel := withTimeout(time.Minute)
-			_, err := s.glance.roundTrip(ctx, fmt.Sprintf("loop-%d", i), data, "")
+			// A generous limit: what fails is an error, not a node busy
+			// starting glance for five releases at once.
+			began := time.Now()
+			ctx, cancel := withTimeout(3 * time.Minute)
+			_, err := s.glance.roundTrip(ctx, fmt.Sprintf("loop-%d", i), data, "secondary")
 			cancel()
+			l.mu.Lock()
+			l.slowest = max(l.slowest, time.Since(began))
+			l.mu.Unlock()
 			if err != nil {
 				l.failed.Add(1)
 				l.mu.Lock()
-				l.errs = append(l.errs, err.Error())
+				l.errs = append(l.errs, time.Now().Format("15:04:05.000")+" "+err.Error())
 				l.mu.Unlock()
+				time.Sleep(250 * time.Millisecond) // as a client would, not a busy loop
 			} else {
 				l.ok.Add(1)
 			}
@@ -438,13 +428,31 @@ func (s *scenario) startLoop(t *testing.T) *clientLoop {
 	return l
 }
 
-func (l *clientLoop) finish() (ok, failed int64, errs []string) {
+func (l *clientLoop) finish() (ok, failed int64, errs []string, slowest time.Duration) {
 	close(l.stop)
 	<-l.done
-	return l.ok.Load(), l.failed.Load(), l.errs
+	return l.ok.Load(), l.failed.Load(), l.errs, l.slowest
 }
 
-func (s *scenario) flipUnderLoad(t *testing.T) {
+// rollout is what flipUnderLoad saw of the old pod it replaced.
+type rollout struct {
+	deleted, gone time.Time     // when the old pod was marked for deletion, and when it was gone
+	logs          string        // its log, last read while it stopped
+	transfer      chan transfer // the download running on it then
+	size          int
+	sum           [32]byte
+}
+
+type transfer struct {
+	n   int64
+	sum [32]byte
+	err error
+}
+
+// flipUnderLoad flips the default store in the example, renders it again
+// and applies it while a client loops uploads and downloads through the
+// Service and one slow download runs on the old pod.
+func (s *scenario) flipUnderLoad(t *testing.T) rollout {
 	glance := filepath.Join(s.dir, "glance.yaml")
 	b, err := os.ReadFile(glance)
 	if err != nil {
@@ -457,6 +465,9 @@ func (s *scenario) flipUnderLoad(t *testing.T) {
 	}
 	objects := build(t, s.kustomize, s.dir)
 	oldPods := s.apiPods(t)
+	if len(oldPods) != 1 {
+		t.Fatalf("%d API pods, want 1", len(oldPods))
+	}
 	oldConfigMaps := map[string]string{}
 	for _, p := range oldPods {
 		oldConfigMaps[p.Name] = mountedConfigMap(p)
@@ -465,28 +476,62 @@ func (s *scenario) flipUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A download that is still running when the old pod is told to stop:
+	// 12 MiB read at 512 KiB/s, about 24 s, started late enough in the
+	// rollout (the new pod takes longer than that to become Ready).
+	ctx, cancel := withTimeout(5 * time.Minute)
+	defer cancel()
+	roll := rollout{transfer: make(chan transfer, 1), size: 12 << 20}
+	data := randomBytes(t, roll.size)
+	roll.sum = sha256.Sum256(data)
+	id, err := s.glance.roundTrip(ctx, "graceful", data, "secondary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold(rolloutSlots)()
 	loop := s.startLoop(t)
 	time.Sleep(3 * time.Second)
 	start := time.Now()
 	apply(t, s.n, objects)
+	go func() {
+		c := &glanceClient{url: s.glance.url, http: s.n.HTTPClient(0)}
+		n, sum, err := c.slowDownload(ctx, id, 512<<10)
+		roll.transfer <- transfer{n, sum, err}
+	}()
 	var missing []string
-	testenv.Eventually(t, 5*time.Minute, 500*time.Millisecond, "the rollout", func() error {
+	testenv.Eventually(t, 6*time.Minute, 200*time.Millisecond, "the rollout", func() error {
+		pods := s.apiPods(t)
 		// While an old pod runs, its ConfigMap is there.
-		for _, p := range s.apiPods(t) {
+		for _, p := range pods {
 			if cm, old := oldConfigMaps[p.Name]; old {
+				if p.DeletionTimestamp != nil && roll.deleted.IsZero() {
+					roll.deleted = time.Now()
+				}
+				if p.DeletionTimestamp != nil {
+					if out, err := s.n.Kubectl(nil, "-n", s.ns, "logs", p.Name, "-c", "glance-api", "--tail=15"); err == nil {
+						roll.logs = string(out)
+					}
+				}
 				if _, err := s.n.Client.CoreV1().ConfigMaps(s.ns).Get(context.Background(), cm, metav1.GetOptions{}); err != nil {
 					missing = append(missing, fmt.Sprintf("%s (pod %s): %v", cm, p.Name, err))
 				}
 			}
 		}
+		if !slices.ContainsFunc(pods, func(p corev1.Pod) bool { return p.Name == oldPods[0].Name }) && roll.gone.IsZero() {
+			roll.gone = time.Now()
+		}
 		return s.rolledOut(dep.Generation, oldPods)
 	})
-	rollout := time.Since(start)
+	if roll.gone.IsZero() {
+		roll.gone = time.Now()
+	}
+	rolled := time.Since(start)
 	time.Sleep(3 * time.Second)
-	ok, failed, errs := loop.finish()
-	bench.record(s.rel.name, func(b *releaseBench) { b.rollout, b.requests, b.failed = rollout, ok, failed })
+	ok, failed, errs, slowest := loop.finish()
+	bench.record(s.rel.name, func(b *releaseBench) { b.rollout, b.requests, b.failed, b.slowest = rolled, ok, failed, slowest })
 	if failed > 0 {
-		t.Errorf("%d of %d requests failed during the default flip: %s", failed, ok+failed, strings.Join(errs[:min(5, len(errs))], "; "))
+		t.Errorf("%d of %d requests failed during the default flip (rollout from %s): first %s; last %s", failed, ok+failed,
+			start.Format("15:04:05.000"), strings.Join(errs[:min(3, len(errs))], "; "), errs[len(errs)-1])
 	}
 	if ok == 0 {
 		t.Error("no request went through during the flip")
@@ -494,18 +539,45 @@ func (s *scenario) flipUnderLoad(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("an old pod's ConfigMap was gone while the pod ran: %v", missing)
 	}
-	ctx, cancel := withTimeout(time.Minute)
-	defer cancel()
-	stores, err := s.glance.stores(ctx)
+	qctx, qcancel := withTimeout(time.Minute)
+	defer qcancel()
+	stores, err := s.glance.stores(qctx)
 	if err != nil || !stores["secondary"] || stores["primary"] {
 		t.Errorf("after the flip GET /v2/info/stores: %v, %v; want secondary the default", stores, err)
 	}
-	id, err := s.glance.roundTrip(ctx, "after-flip", randomBytes(t, 1<<20), "")
+	after, err := s.glance.roundTrip(qctx, "after-flip", randomBytes(t, 1<<20), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.inBucket(t, bucket(s.rel, 2), id) {
+	if !s.inBucket(t, bucket(s.rel, 2), after) {
 		t.Errorf("an upload without a store header after the flip is not in the new default's bucket %s", bucket(s.rel, 2))
+	}
+	return roll
+}
+
+// stoppedGracefully: the download running on the old pod when it was
+// told to stop finished whole, and the pod was gone well before its grace
+// period (30 s) ended, which it would not have been if SIGTERM did not
+// stop glance-api (uWSGI 2.0 reloads on it) or the kubelet had to kill it.
+func (s *scenario) stoppedGracefully(t *testing.T, roll rollout) {
+	if roll.transfer == nil {
+		t.Fatal("the flip did not run")
+	}
+	select {
+	case r := <-roll.transfer:
+		if r.err != nil || r.n != int64(roll.size) || r.sum != roll.sum {
+			t.Errorf("the transfer running when the old pod stopped: %d of %d bytes, same bytes %v, %v", r.n, roll.size, r.sum == roll.sum, r.err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Error("the transfer running on the old pod did not end")
+	}
+	if roll.deleted.IsZero() || roll.gone.IsZero() {
+		t.Fatalf("the old pod's stop was not seen (deleted %v, gone %v)", roll.deleted, roll.gone)
+	}
+	if took := roll.gone.Sub(roll.deleted); took > 25*time.Second {
+		t.Errorf("the old pod took %s to stop: glance-api did not stop on SIGTERM within the 30 s grace period; its log then:\n%s", took.Round(time.Second), roll.logs)
+	} else {
+		t.Logf("the old pod stopped %s after it was told to", took.Round(100*time.Millisecond))
 	}
 }
 
@@ -552,6 +624,7 @@ func complete(d *appsv1.Deployment) bool {
 // restart rolls the Deployment (kubectl rollout restart) and waits.
 func (s *scenario) restart(t *testing.T) {
 	t.Helper()
+	defer hold(rolloutSlots)()
 	old := s.apiPods(t)
 	d, err := s.n.Client.AppsV1().Deployments(s.ns).Get(context.Background(), "glance", metav1.GetOptions{})
 	if err != nil {
@@ -589,23 +662,30 @@ func (s *scenario) rotation(t *testing.T) {
 	ctx, cancel := withTimeout(10 * time.Minute)
 	defer cancel()
 	data := randomBytes(t, 256<<10)
-	// S3 keys: the secondary store's secret key (the default after the
-	// flip), wrong in the Secret.
+	// The S3 keys of the default store (secondary after the flip): a
+	// wrong secret key in the Secret. The service user's password: a new
+	// one (no Keystone on the node: what glance reads is compared).
+	const newPassword = ` new$pa%ss "q" `
 	s.setSecret(t, "secondary-s3-credentials", "secret-access-key", "not-the-key")
-	if _, err := s.glance.roundTrip(ctx, "rotation-running", data, "primary"); err != nil {
+	s.setSecret(t, "glance-service-user", "password", newPassword)
+	if _, err := s.glance.roundTrip(ctx, "rotation-running", data, "secondary"); err != nil {
 		t.Errorf("the running pod, after the S3 Secret changed: %v", err)
 	}
-	if _, err := s.glance.roundTrip(ctx, "rotation-running-2", data, "secondary"); err != nil {
-		t.Errorf("the running pod still holds the old S3 key, yet: %v", err)
+	if got := s.servicePassword(t); got != sha256.Sum256([]byte(servicePassword)) {
+		t.Error("the running pod's glance reads another service password than the one it started with")
 	}
 	s.restart(t)
 	if _, err := s.glance.roundTrip(ctx, "rotation-restarted", data, "secondary"); err == nil {
 		t.Error("after a restart the store with a wrong key in its Secret still took an upload")
 	}
-	s.setSecret(t, "secondary-s3-credentials", "secret-access-key", s3Secret)
+	if got := s.servicePassword(t); got != sha256.Sum256([]byte(newPassword)) {
+		t.Error("after a restart glance does not read the Secret's new service password")
+	}
 	// The database password: wrong in the Secret.
+	s.setSecret(t, "secondary-s3-credentials", "secret-access-key", s3Secret)
+	s.setSecret(t, "glance-service-user", "password", servicePassword)
 	s.setSecret(t, "glance-db", "password", "not-the-password")
-	if _, err := s.glance.roundTrip(ctx, "rotation-db-running", data, ""); err != nil {
+	if _, err := s.glance.create(ctx, "rotation-db-running"); err != nil {
 		t.Errorf("the running pod, after the database Secret changed: %v", err)
 	}
 	s.restart(t)
@@ -621,13 +701,50 @@ func (s *scenario) rotation(t *testing.T) {
 	}
 }
 
-func (s *scenario) missingCredentials(t *testing.T) {
-	// After the flip the default is secondary: primary loses its Secret.
+// servicePassword is the SHA-256 of the [keystone_authtoken] password the
+// running pod's glance reads (oslo.config on its config directories), so
+// the value never leaves the pod.
+func (s *scenario) servicePassword(t *testing.T) [32]byte {
+	t.Helper()
+	const script = `import hashlib, sys
+from oslo_config import cfg
+conf = cfg.ConfigOpts()
+conf.register_opt(cfg.StrOpt("password", secret=True), group="keystone_authtoken")
+conf([], project="glance", prog="glance-api", default_config_files=[])
+sys.stdout.write(hashlib.sha256(conf.keystone_authtoken.password.encode()).hexdigest())`
+	pods := s.apiPods(t)
+	if len(pods) == 0 {
+		t.Fatal("no API pod")
+	}
+	out, err := s.n.Kubectl(nil, "-n", s.ns, "exec", pods[0].Name, "-c", "glance-api", "--", "python3", "-c", script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum [32]byte
+	if b, err := hex.DecodeString(strings.TrimSpace(string(out))); err != nil || len(b) != len(sum) {
+		t.Fatalf("%q: %v", out, err)
+	} else {
+		copy(sum[:], b)
+	}
+	return sum
+}
+
+// servicePassword is the service user's password of credentials.yaml.
+const servicePassword = ` pa$word ${x} %(y)s #1; "q" `
+
+// credentialsDeleted deletes the primary store's Secret (after the flip
+// the default is secondary): the controller notices at once; the running
+// pods keep the credentials they started with.
+func (s *scenario) credentialsDeleted(t *testing.T) {
 	if err := s.n.Client.CoreV1().Secrets(s.ns).Delete(context.Background(), "primary-s3-credentials", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	s.waitCondition(t, "glancebackends", "primary", "CredentialsReady", metav1.ConditionFalse, "primary-s3-credentials")
-	s.restart(t)
+}
+
+// missingCredentials: the pods the flip started had no primary Secret to
+// read: that store is disabled (410 Gone), the other works.
+func (s *scenario) missingCredentials(t *testing.T) {
 	ctx, cancel := withTimeout(2 * time.Minute)
 	defer cancel()
 	id, err := s.glance.create(ctx, "missing-credentials")

@@ -114,10 +114,43 @@ func (n *Node) WaitAvailable(namespace, name string, limit time.Duration) error 
 		if time.Now().After(deadline) {
 			pods, _ := n.Kubectl(nil, "get", "pods", "-n", namespace, "-o", "wide")
 			events, _ := n.Kubectl(nil, "get", "events", "-n", namespace, "--sort-by=.lastTimestamp")
-			return fmt.Errorf("deployment %s/%s is not Available after %s (%v)\n%s\n%s", namespace, name, limit, err, pods, lastLines(string(events), 25))
+			logs := n.podLogs(namespace, d)
+			return fmt.Errorf("deployment %s/%s is not Available after %s (%v)\n%s\n%s\n%s", namespace, name, limit, err, pods, lastLines(string(events), 25), logs)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// podLogs are the last lines of every container of a Deployment's pods
+// that is not ready, and of its previous run when it restarted.
+func (n *Node) podLogs(namespace string, d *appsv1.Deployment) string {
+	if d == nil || d.Spec.Selector == nil {
+		return ""
+	}
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return ""
+	}
+	pods, err := n.Client.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, p := range pods.Items {
+		for _, c := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			if c.Ready {
+				continue
+			}
+			for _, prev := range []bool{false, true} {
+				if prev && c.RestartCount == 0 {
+					continue
+				}
+				out, _ := n.Kubectl(nil, "-n", namespace, "logs", p.Name, "-c", c.Name, fmt.Sprintf("--previous=%v", prev), "--tail=25")
+				fmt.Fprintf(&b, "--- %s/%s (previous: %v):\n%s\n", p.Name, c.Name, prev, out)
+			}
+		}
+	}
+	return b.String()
 }
 
 func lastLines(s string, n int) string {
@@ -182,11 +215,18 @@ spec:
         ports:
         - {name: dns, containerPort: 53, protocol: UDP}
         - {name: dns-tcp, containerPort: 53, protocol: TCP}
+        # A busy two-core node answers late: DNS must not flap with it.
         readinessProbe:
           httpGet: {path: /ready, port: 8181}
           periodSeconds: 2
+          timeoutSeconds: 5
+          failureThreshold: 15
         livenessProbe:
           httpGet: {path: /health, port: 8080}
+          timeoutSeconds: 5
+          failureThreshold: 10
+        resources:
+          requests: {cpu: 100m, memory: 64Mi}
         volumeMounts: [{name: config, mountPath: /etc/coredns}]
       volumes: [{name: config, configMap: {name: coredns}}]
 ---
@@ -249,7 +289,7 @@ spec:
         image: METRICS_SERVER_IMAGE
         imagePullPolicy: Never
         args: [--cert-dir=/tmp, --secure-port=10250, --kubelet-insecure-tls, --kubelet-preferred-address-types=InternalIP,
-               --kubelet-use-node-status-port, --metric-resolution=10s]
+               --kubelet-use-node-status-port, --metric-resolution=15s, --kubelet-request-timeout=10s]
         ports: [{name: https, containerPort: 10250}]
         readinessProbe:
           httpGet: {path: /readyz, port: https, scheme: HTTPS}

@@ -37,3 +37,11 @@ func TestStartStop(t *testing.T) {
 		t.Errorf("GET /version through the kubernetes Service: %s %s", resp.Status, b)
 	}
 }
+
+// TestMetricsServer serves the resource metrics API the autoscaler reads.
+func TestMetricsServer(t *testing.T) {
+	n := node.Start(t, node.FindAssets(t))
+	if err := n.InstallMetricsServer(node.Cache()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -51,7 +51,7 @@ func releases(t *testing.T) []release {
 	}{
 		{"GLANCE_ROOTFS_TRIXIE", "trixie (2025.1, glance-api 30.0.0)", "2025.1", "trixie", false},
 		{"GLANCE_ROOTFS_2025_2", "2025.2 (glance 31.1.0, glance_store 5.2.0 from their release tarballs, on trixie)", "2025.2", "trixie", false},
-		{"GLANCE_ROOTFS_2026_1", "2026.1 (glance 32.0.0, glance_store 5.4.0 from their release tarballs, on sid, under uwsgi)", "2026.1", "sid", true},
+		{"GLANCE_ROOTFS_2026_1", "2026.1 (glance 32.0.0, glance_store 5.4.0 from their release tarballs, on trixie, under uwsgi)", "2026.1", "trixie", true},
 		{"GLANCE_ROOTFS_SID", "sid (2026.2, glance-api 33.0.0, under uwsgi)", "2026.2", "sid", true},
 	} {
 		if dir := os.Getenv(r.env); dir != "" {
@@ -89,10 +89,15 @@ func copyExample(t *testing.T, s3Endpoint string, rel release, dbPort int) strin
 	return dir
 }
 
+// TestGlanceMultiStore runs the checks on every release, side by side
+// (go test -parallel, two at a time on two cores): each has its own S3
+// server, MariaDB, ports and files.
 func TestGlanceMultiStore(t *testing.T) {
 	for _, rel := range releases(t) {
-		current = rel.name
-		t.Run(rel.name, func(t *testing.T) { multiStore(t, rel) })
+		t.Run(rel.name, func(t *testing.T) {
+			t.Parallel()
+			multiStore(t, rel)
+		})
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,23 +36,31 @@ import (
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
-// tallies count the named checks per release (the key; "" for checks
-// that run on no Glance release, such as chainsaw's), so the run ends with
-// one plain "N passed, M failed" line per release and a total.
+// tallies count the named checks per release (the key: the release's
+// subtest of TestGlanceMultiStore; "" for checks that run on no Glance
+// release, such as chainsaw's), so the run ends with one plain
+// "N passed, M failed" line per release and a total. Releases run side
+// by side, so the counts are guarded.
 var (
-	tallies = map[string]*struct{ passed, failed int }{}
-	order   []string
-	current string // the release whose checks run now
+	talliesMu sync.Mutex
+	tallies   = map[string]*struct{ passed, failed int }{}
+	order     []string
 )
 
 // check runs one named assertion as a subtest and counts it.
 func check(t *testing.T, name string, f func(t *testing.T)) bool {
 	ok := t.Run(name, f)
-	tl := tallies[current]
+	release := ""
+	if parts := strings.SplitN(t.Name(), "/", 3); len(parts) > 1 && parts[0] == "TestGlanceMultiStore" {
+		release = parts[1]
+	}
+	talliesMu.Lock()
+	defer talliesMu.Unlock()
+	tl := tallies[release]
 	if tl == nil {
 		tl = &struct{ passed, failed int }{}
-		tallies[current] = tl
-		order = append(order, current)
+		tallies[release] = tl
+		order = append(order, release)
 	}
 	if ok {
 		tl.passed++
