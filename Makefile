@@ -34,7 +34,7 @@ rootfs_var = GLANCE_ROOTFS_$(2)="$$(CACHE=$(CACHE) bash tests/e2e/glance/rootfs.
 ROOTFS_GLANCE := $(call rootfs_var,trixie,TRIXIE) $(call rootfs_var,2025.2,2025_2) $(call rootfs_var,2026.1,2026_1) $(call rootfs_var,sid,SID)
 ROOTFS_NODE   := $(ROOTFS_GLANCE) $(call rootfs_var,bookworm,BOOKWORM) $(call rootfs_var,infra,INFRA)
 
-.PHONY: rootfs deps-node e2e-node bench-node flux-render lint short deps-lint help seed-render generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench bench-controller fuzz generate tools deps-python deps-glance clean
+.PHONY: build-fn rootfs deps-node e2e-node bench-node flux-render lint short deps-lint help seed-render generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench bench-controller fuzz generate tools deps-python deps-glance clean
 
 all: build
 
@@ -43,12 +43,16 @@ help:
 	@awk '/^## /{sub(/^## /, ""); print}' $(MAKEFILE_LIST)
 
 ## build: the KRM function and controller binaries (bin/)
-build:
-	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(FN_BIN) ./fn
+build: build-fn
 	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(CONTROLLER_BIN) ./controller
 
-## example: render examples/standalone with the real kustomize and the function
-example: build $(KUSTOMIZE)
+## build-fn: the KRM function alone (bin/glance-krm-fn)
+build-fn:
+	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(FN_BIN) ./fn
+
+## example: render examples/standalone with the real kustomize and the
+## function (it builds the function only: the example needs no controller)
+example: $(KUSTOMIZE) build-fn
 	$(KUSTOMIZE) build --enable-alpha-plugins --enable-exec examples/standalone
 
 ## generate: deepcopy and CRDs from the markers in krm/
@@ -75,7 +79,7 @@ test: lint short unit e2e-glance e2e-chainsaw e2e-packaging e2e-node
 ## goimports, errcheck) and shellcheck over hack/, .ci/ and the test scripts
 lint: $(GOLANGCI_LINT) deps-lint
 	$(GOLANGCI_LINT) run ./...
-	shellcheck hack/*.sh hack/containers/*.sh .ci/run tests/e2e/glance/*.sh ci/*.sh
+	shellcheck hack/*.sh hack/containers/*.sh .ci/run tests/e2e/glance/*.sh review/*.sh
 
 ## short: the fast inner loop, every unit test and no external process
 ## (go test -short ./...; tests that need a peer skip, saying which target runs them)
@@ -118,14 +122,14 @@ deps-node:
 ## metrics-server; the controller in the cluster), for every release
 e2e-node: build image $(KUSTOMIZE) $(VERSITYGW) deps-node rootfs
 	GLANCE_KRM_NODE_ASSETS="$$(CACHE=$(CACHE) bash hack/node-assets.sh)" $(ROOTFS_NODE) \
-	  go test $(GO_TEST_FLAGS) -tags e2e -v -timeout 40m ./internal/testenv/node/ ./tests/node/
+	  go test $(GO_TEST_FLAGS) -p 1 -parallel 5 -tags e2e -v -timeout 45m ./internal/testenv/node/ ./tests/node/
 
 ## bench-node: e2e-node, writing its figures (per release: apply to
 ## Available, db-sync, a default flip's rollout and failed requests; the
 ## node's start and memory) into BENCHMARKS.md (not in make test)
 bench-node: build image $(KUSTOMIZE) $(VERSITYGW) deps-node rootfs
 	GLANCE_KRM_NODE_ASSETS="$$(CACHE=$(CACHE) bash hack/node-assets.sh)" $(ROOTFS_NODE) GLANCE_KRM_NODE_BENCH=$(CURDIR)/BENCHMARKS.md \
-	  go test -count=1 -tags e2e -v -timeout 40m -run TestNode ./tests/node/
+	  go test -count=1 -parallel 5 -tags e2e -v -timeout 40m -run TestNode ./tests/node/
 
 ## e2e-chainsaw: the contract's four chainsaw suites against a real API
 ## server, with the controller running as a process under its own RBAC
@@ -195,8 +199,9 @@ bench-controller: build
 ## fuzz: each fuzz target for FUZZTIME (make test runs their seed corpus)
 FUZZTIME ?= 1m
 fuzz:
-	for f in FuzzProcess FuzzOsloValue FuzzRules; do \
+	for f in FuzzProcess FuzzRules; do \
 	  go test -run XXX -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./fn/glancekrm/ || exit 1; done
+	go test -run XXX -fuzz "^FuzzOsloValue$$" -fuzztime $(FUZZTIME) ./fn/oslo/
 
 ## deps-containers: podman, buildah and runc (no container engine service
 ## runs here); the sidecar's static busybox comes from hack/static-busybox.sh

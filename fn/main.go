@@ -19,6 +19,7 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
+	"github.com/c5c3/glance-krm/fn/credentials"
 	"github.com/c5c3/glance-krm/fn/explain"
 	"github.com/c5c3/glance-krm/fn/glancekrm"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
@@ -28,7 +29,7 @@ func main() {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "credentials":
-			os.Exit(credentials(os.Args[2:], os.Stderr))
+			os.Exit(runCredentials(os.Args[2:], os.Stderr))
 		case "keep-history":
 			os.Exit(keepHistory(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 		case "explain":
@@ -38,20 +39,20 @@ func main() {
 	os.Exit(filter(os.Stdin, os.Stdout, os.Stderr))
 }
 
-// credentials is the init container the function wires into every
+// runCredentials is the init container the function wires into every
 // glance-api pod: it turns the mounted credential Secrets into one
-// oslo.config file (see glancekrm.WriteCredentials).
-func credentials(args []string, stderr io.Writer) int {
+// oslo.config file (see credentials.Write).
+func runCredentials(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("credentials", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	from := fs.String("from", v1alpha1.MountCredentialsIn, "folder the credential Secrets are mounted at")
 	to := fs.String("to", v1alpha1.MountCredentialsDir+v1alpha1.CredentialsFile, "oslo.config file to write")
-	var db glancekrm.DatabaseFlags
+	var db credentials.Flags
 	db.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if err := glancekrm.WriteCredentials(*from, *to, db.Target(), stderr); err != nil {
+	if err := credentials.Write(*from, *to, db.Target(), stderr); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}

@@ -76,7 +76,9 @@ if [ -n "$missing" ]; then
     awk '$1 ~ /^k8s\.io\// && $2 == "v0.0.0" {print "\t" $1 " => " $1 " '"$staging"'"}' "$gomod" | sort -u
     printf ')\n'
   } > go.mod
-  go get $(for c in "${K8S_CMDS[@]}"; do echo "k8s.io/kubernetes/cmd/$c@$K8S_VERSION"; done) >&2
+  pkgs=()
+  for c in "${K8S_CMDS[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c@$K8S_VERSION"); done
+  go get "${pkgs[@]}" >&2
   minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
   ldflags="-s -w"
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do

@@ -16,6 +16,6 @@ else
   echo "no docker engine, podman or buildah: make deps-containers installs podman and buildah" >&2
   exit 1
 fi
-build Dockerfile "ghcr.io/c5c3/glance-krm-fn:$tag"
-build Dockerfile.controller "ghcr.io/c5c3/glance-krm-controller:$tag"
-build Dockerfile.argocd-cmp "ghcr.io/c5c3/glance-krm-argocd-cmp:$tag"
+build build/fn.Dockerfile "ghcr.io/c5c3/glance-krm-fn:$tag"
+build build/controller.Dockerfile "ghcr.io/c5c3/glance-krm-controller:$tag"
+build build/argocd-cmp.Dockerfile "ghcr.io/c5c3/glance-krm-argocd-cmp:$tag"

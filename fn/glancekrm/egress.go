@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/c5c3/glance-krm/fn/oslo"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
@@ -34,14 +35,14 @@ var schemePorts = map[string]int32{
 // contacts no file holds are reported: barbican, found through Keystone's
 // catalog when no barbican_endpoint is set, and web-download from any
 // port when allowed_ports is empty.
-func egressOf(s *v1alpha1.GlanceSpec, files ...*iniFile) egress {
+func egressOf(s *v1alpha1.GlanceSpec, files ...*oslo.File) egress {
 	e := egress{ports: []int32{s.Database.DatabasePort()}}
 	opt := map[string]string{}
 	for _, f := range files {
-		for _, sec := range f.sections {
-			for _, o := range sec.options {
-				opt["["+sec.name+"] "+o.key] = o.value
-				e.add(o.key, o.value)
+		for _, sec := range f.Sections {
+			for _, o := range sec.Options {
+				opt["["+sec.Name+"] "+o.Key] = o.Value
+				e.add(o.Key, o.Value)
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package glancekrm
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,22 +10,10 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/yaml"
 
+	"github.com/c5c3/glance-krm/fn/oslo"
 	"github.com/c5c3/glance-krm/internal/testenv"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
-
-// adversarialValues are strings oslo.config would mangle if written as
-// they are: template syntax, its \$ shorthand, quotes it strips, spaces it
-// strips (Python's notion of a space, which is wider than ASCII), comment
-// characters, separators, and text in other scripts.
-var adversarialValues = []string{
-	"$", "$$", `\$`, `\\$`, `a\$b`, "a$b", "${x}", "$HOME", "$glance_store.x", "100$",
-	"#hash", "; semi", "a # b", "a = b", "a: b", "key=value=more", "[section]",
-	`"quoted"`, "'single'", `"`, "'", `"'`, `'"`, `""`, "''", "`tick`", "```", `"a" and "b"`,
-	" leading", "trailing ", "  both  ", "\tTAB", "TAB\t", "\u00a0nbsp", "nbsp\u00a0", "\u2003em-space", "\x1fsep",
-	"mid\u2028line", "mid\x0bvt", "mid\x0cff", `\`, `trailing\`, `\\`, `C:\path\$x`,
-	"ünïcødé ✓ 图像 🙂", "", "%(interp)s", "=", ":", "a\x00nul",
-}
 
 // TestOsloConfigRoundTrip renders every adversarial value, through the
 // whole function, into the typed fields, extraOptions and extraConfig, and
@@ -41,7 +28,7 @@ func TestOsloConfigRoundTrip(t *testing.T) {
 	// two stores.
 	extraOptions := map[string]map[string]v1alpha1.OptionValue{"primary": {}, "secondary": {}}
 	extraConfig := map[string]v1alpha1.ConfigSection{"DEFAULT": {}, "image_format": {}}
-	for i, v := range adversarialValues {
+	for i, v := range oslo.Adversarial {
 		k := fmt.Sprintf("v%02d", i)
 		store := []string{"primary", "secondary"}[i%2]
 		extraOptions[store][k] = v1alpha1.OptionValue(v)
@@ -152,47 +139,8 @@ func TestOsloConfigRoundTrip(t *testing.T) {
 		}
 	}
 
-	osloReadBack(t, []string{configDir, backendsDir}, want)
+	testenv.OsloReadBack(t, []string{configDir, backendsDir}, want)
 	if t.Failed() {
 		t.Logf("rendered files are in %s", dir)
-	}
-}
-
-// osloReadBack reads the files of dirs with Debian's oslo.config, as
-// glance-api would (--config-dir, in order), and checks that every option
-// of want reads back exactly.
-func osloReadBack(t *testing.T, dirs []string, want map[string]map[string]string) {
-	t.Helper()
-	options := map[string][]string{}
-	for section, kv := range want {
-		for k := range kv {
-			options[section] = append(options[section], k)
-		}
-	}
-	req, _ := json.Marshal(map[string]any{"files": []string{}, "dirs": dirs, "options": options})
-	script, err := os.ReadFile("testdata/oslo_read.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, py := range testenv.Pythons(t) {
-		cmd := py.Command(string(script))
-		cmd.Stdin = bytes.NewReader(req)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		got, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("%s: oslo.config could not read the rendered files: %v\n%s", py.Suite, err, stderr.String())
-		}
-		var read map[string]map[string]string
-		if err := json.Unmarshal(got, &read); err != nil {
-			t.Fatalf("%v: %s", err, got)
-		}
-		for section, kv := range want {
-			for k, v := range kv {
-				if read[section][k] != v {
-					t.Errorf("%s: [%s] %s: oslo.config read %q, want %q", py.Suite, section, k, read[section][k], v)
-				}
-			}
-		}
 	}
 }

@@ -18,15 +18,6 @@ import (
 // Glance's openStackRelease (krm/catalogs); a release without a catalog
 // gets one warning, never silence.
 
-// typedStoreOptions are the typed fields and the store option each renders.
-var typedStoreOptions = []struct{ field, option string }{
-	{"spec.s3.region", "s3_store_region_name"},
-	{"spec.s3.createBucketOnPut", "s3_store_create_bucket_on_put"},
-	{"spec.s3.largeObjectSize", "s3_store_large_object_size"},
-	{"spec.s3.largeObjectChunkSize", "s3_store_large_object_chunk_size"},
-	{"spec.s3.caBundleRef", "s3_store_cacert"},
-}
-
 // checkRelease reports every option name the Glance's release does not
 // read; it returns false when there is an error.
 func (r *invocation) checkRelease(ge *glanceEntry) bool {
@@ -57,17 +48,10 @@ func (r *invocation) checkRelease(ge *glanceEntry) bool {
 		if b.Spec.S3 == nil {
 			continue
 		}
-		set := map[string]bool{
-			"spec.s3.region":               b.Spec.S3.Region != "",
-			"spec.s3.createBucketOnPut":    b.Spec.S3.CreateBucketOnPut,
-			"spec.s3.largeObjectSize":      b.Spec.S3.LargeObjectSize != nil,
-			"spec.s3.largeObjectChunkSize": b.Spec.S3.LargeObjectChunkSize != nil,
-			"spec.s3.caBundleRef":          b.Spec.S3.CABundleRef != nil,
-		}
-		for _, t := range typedStoreOptions {
-			if _, known := cat.StoreOptions[t.option]; set[t.field] && !known {
-				fail(be.obj, t.field, fmt.Sprintf("%s renders %s, which %s does not read (it would ignore it without a word): drop the field or raise openStackRelease",
-					t.field, t.option, from))
+		for _, t := range b.StoreSettings() {
+			if _, known := cat.StoreOptions[t.Option]; !known {
+				fail(be.obj, t.Field, fmt.Sprintf("%s renders %s, which %s does not read (it would ignore it without a word): drop the field or raise openStackRelease",
+					t.Field, t.Option, from))
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/c5c3/glance-krm/fn/oslo"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
@@ -152,7 +153,7 @@ func operatorDefaults(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, de
 // over everything (the options a typed field owns are refused before this).
 // The default store lives here, so a default flip renames the ConfigMap
 // only.
-func renderAPIConf(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, defaultStore string, policy bool) *iniFile {
+func renderAPIConf(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, defaultStore string, policy bool) *oslo.File {
 	o := options{}
 	for _, p := range g.Spec.Plugins {
 		for k, v := range p.Config {
@@ -173,14 +174,14 @@ func renderAPIConf(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, defau
 
 // file writes the options DEFAULT first, as oslo.config's own samples
 // have it, then every other section and every option by name.
-func (o options) file(header ...string) *iniFile {
-	f := &iniFile{header: header}
+func (o options) file(header ...string) *oslo.File {
+	f := &oslo.File{Header: header}
 	for _, section := range sectionOrder(o) {
-		sec := iniSection{name: section}
+		sec := oslo.Section{Name: section}
 		for _, k := range slices.Sorted(maps.Keys(o[section])) {
-			sec.set(k, o[section][k])
+			sec.Set(k, o[section][k])
 		}
-		f.sections = append(f.sections, sec)
+		f.Sections = append(f.Sections, sec)
 	}
 	return f
 }

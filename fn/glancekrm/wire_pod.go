@@ -7,6 +7,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/c5c3/glance-krm/fn/credentials"
+	"github.com/c5c3/glance-krm/fn/oslo"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
@@ -77,8 +79,8 @@ func (w wiring) configSources() *yaml.Node {
 	}
 	if tls := w.glance.Spec.Database.TLS; tls != nil && tls.Mode != "" && tls.Mode != "disabled" {
 		sources.Content = append(sources.Content,
-			mapping("secret", mapping("items", seq(mapping("key", cmp.Or(tls.CABundleSecretRef.Key, tlsCAFile), "path", dbTLSDir+tlsCAFile)), "name", tls.CABundleSecretRef.Name)),
-			mapping("secret", mapping("items", seq(mapping("key", tlsCertFile, "path", dbTLSDir+tlsCertFile), mapping("key", tlsKeyFile, "path", dbTLSDir+tlsKeyFile)), "name", tls.ClientCertSecretRef.Name)))
+			mapping("secret", mapping("items", seq(mapping("key", cmp.Or(tls.CABundleSecretRef.Key, credentials.TLSCAFile), "path", credentials.TLSDir+credentials.TLSCAFile)), "name", tls.CABundleSecretRef.Name)),
+			mapping("secret", mapping("items", seq(mapping("key", credentials.TLSCertFile, "path", credentials.TLSDir+credentials.TLSCertFile), mapping("key", credentials.TLSKeyFile, "path", credentials.TLSDir+credentials.TLSKeyFile)), "name", tls.ClientCertSecretRef.Name)))
 	}
 	return sources
 }
@@ -100,21 +102,21 @@ func (w wiring) credentialSources() *yaml.Node {
 	item := func(key, path string) *yaml.Node { return mapping("key", key, "path", path) }
 	sources := []*yaml.Node{
 		src(s.Database.SecretRef.Name, false, w.databaseItems()...),
-		src(s.ServiceUser.SecretRef.Name, false, item(s.ServiceUser.SecretRef.Key, credentialPath(true, v1alpha1.SectionKeystone, v1alpha1.OptionKeystonePass))),
+		src(s.ServiceUser.SecretRef.Name, false, item(s.ServiceUser.SecretRef.Key, credentials.Path(true, v1alpha1.SectionKeystone, v1alpha1.OptionKeystonePass))),
 	}
 	for _, b := range w.backends {
 		sources = append(sources, src(b.Spec.S3.CredentialsSecretRef.Name, true,
-			item(v1alpha1.CredentialsAccessKeyID, credentialPath(false, b.Name, v1alpha1.OptionS3AccessKey)),
-			item(v1alpha1.CredentialsSecretAccessKey, credentialPath(false, b.Name, v1alpha1.OptionS3SecretKey))))
+			item(v1alpha1.CredentialsAccessKeyID, credentials.Path(false, b.Name, v1alpha1.OptionS3AccessKey)),
+			item(v1alpha1.CredentialsSecretAccessKey, credentials.Path(false, b.Name, v1alpha1.OptionS3SecretKey))))
 	}
 	return &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: sources}
 }
 
 // databaseItems are the keys the connection is composed from.
 func (w wiring) databaseItems() []*yaml.Node {
-	items := []*yaml.Node{mapping("key", passwordKey, "path", databaseDir+"/"+passwordKey)}
+	items := []*yaml.Node{mapping("key", credentials.PasswordKey, "path", credentials.DatabaseDir+"/"+credentials.PasswordKey)}
 	if w.glance.Spec.Database.UsernameFromSecret() {
-		items = append(items, mapping("key", usernameKey, "path", databaseDir+"/"+usernameKey))
+		items = append(items, mapping("key", credentials.UsernameKey, "path", credentials.DatabaseDir+"/"+credentials.UsernameKey))
 	}
 	return items
 }
@@ -150,12 +152,12 @@ func (w wiring) initContainer(image string) *yaml.Node {
 		str("credentials"), str("--from"), str(v1alpha1.MountCredentialsIn),
 		str("--to"), str(v1alpha1.MountCredentialsDir + v1alpha1.CredentialsFile),
 	}}
-	for _, a := range targetOf(w.glance).args() {
+	for _, a := range credentials.TargetOf(w.glance).Args() {
 		args.Content = append(args.Content, str(a))
 	}
 	return mapping(
 		"args", args,
-		"env", seq(mapping("name", podNamespace, "valueFrom", mapping("fieldRef", mapping("fieldPath", "metadata.namespace")))),
+		"env", seq(mapping("name", credentials.PodNamespace, "valueFrom", mapping("fieldRef", mapping("fieldPath", "metadata.namespace")))),
 		"image", image,
 		"name", v1alpha1.CredentialsContainer,
 		"resources", mapping("limits", mapping("memory", "64Mi"), "requests", mapping("cpu", "10m", "memory", "16Mi")),
@@ -214,12 +216,12 @@ func setMounts(c *yaml.RNode, legacy map[string]bool, dirs []string) error {
 
 // renderedEnv maps the OS_<GROUP>__<OPTION> variable of every option in
 // the rendered files to the option, for the override check.
-func renderedEnv(files ...*iniFile) map[string]string {
+func renderedEnv(files ...*oslo.File) map[string]string {
 	out := map[string]string{}
 	for _, f := range files {
-		for _, s := range f.sections {
-			for _, o := range s.options {
-				out[v1alpha1.OptionEnvName(s.name, o.key)] = fmt.Sprintf("[%s] %s", s.name, o.key)
+		for _, s := range f.Sections {
+			for _, o := range s.Options {
+				out[v1alpha1.OptionEnvName(s.Name, o.Key)] = fmt.Sprintf("[%s] %s", s.Name, o.Key)
 			}
 		}
 	}

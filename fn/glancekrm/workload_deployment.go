@@ -133,21 +133,24 @@ func drainSeconds(s *v1alpha1.GlanceSpec) int64 {
 }
 
 // drainScript is the preStop hook: the seed's sleep, while the endpoints
-// drop the pod. Under uWSGI SIGTERM then lets running requests finish
-// (glance-api-uwsgi.ini). The eventlet server's workers die on SIGTERM at
-// once, so there the hook also waits (at most drainSeconds) until no
-// connection to the API port is open: with http_keepalive off, only
-// running requests hold one. It reads the pod's sockets from
-// /proc/net/tcp{,6} (state 01, ESTABLISHED, local port 9292), so it needs
-// nothing but a shell in the image, and says what it waited for in the
-// container's log (glance-api's stderr, /proc/1/fd/2).
+// drop the pod, then a wait (at most drainSeconds) until no connection to
+// the API port is open: with Connection: close (uWSGI) and http_keepalive
+// off (eventlet), only running requests hold one. Both servers need it.
+// The eventlet server's workers die on SIGTERM at once. uWSGI's graceful
+// stop waits for its workers only: the bytes its HTTP router still holds
+// for a slow client were lost with the pod's network on the node, and the
+// client's download hung. A connection counts until the client has every
+// byte: glance may have closed it with megabytes still in the send buffer
+// for a slow reader (FIN_WAIT1), and those went with the pod too. The hook
+// reads the pod's sockets on the API port from /proc/net/tcp{,6}, in the
+// states where bytes may still be unsent (01 ESTABLISHED, 04 FIN_WAIT1,
+// 08 CLOSE_WAIT, 09 LAST_ACK, 0B CLOSING), so it needs nothing but a shell
+// in the image, and says what it waited for in the container's log (its
+// stderr, /proc/1/fd/2).
 func drainScript(s *v1alpha1.GlanceSpec) string {
-	sleep := fmt.Sprintf("sleep %d", ptr.Deref(s.Deployment.PreStopSleepSeconds, defaultPreStopSleepSeconds))
-	if s.UsesUWSGI() {
-		return sleep
-	}
-	return sleep + "; " + strings.Join([]string{
-		fmt.Sprintf(`open() { cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -cE '^ *[0-9]+: [0-9A-F]+:%04X [0-9A-F]+:[0-9A-F]+ 01 '; }`, apiPort),
+	return strings.Join([]string{
+		fmt.Sprintf("sleep %d", ptr.Deref(s.Deployment.PreStopSleepSeconds, defaultPreStopSleepSeconds)),
+		fmt.Sprintf(`open() { cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -cE '^ *[0-9]+: [0-9A-F]+:%04X [0-9A-F]+:[0-9A-F]+ (01|04|08|09|0B) '; }`, apiPort),
 		fmt.Sprintf(`i=0; n=$(open); while [ "$n" -gt 0 ] && [ "$i" -lt %d ]; do sleep 1; i=$((i + 1)); n=$(open); done`, drainSeconds(s)),
 		`echo "glance-krm preStop: $n connection(s) to the API port open after waiting ${i}s for running requests" > /proc/1/fd/2`,
 	}, "; ")

@@ -1,6 +1,6 @@
 // Package explain_test runs `glance-krm-fn explain` on two renders of
 // examples/standalone made with the real kustomize, one scenario per
-// change a reviewer meets, in every format, and ci/explain-pr.sh on a git
+// change a reviewer meets, in every format, and review/explain-pr.sh on a git
 // repository.
 package explain_test
 
@@ -303,7 +303,7 @@ func TestExplainNeverShowsCredentials(t *testing.T) {
 	}
 }
 
-// TestCIScript runs ci/explain-pr.sh as a CI job would, in a git
+// TestCIScript runs review/explain-pr.sh as a CI job would, in a git
 // repository whose working tree changes the committed configuration.
 func TestCIScript(t *testing.T) {
 	repo := t.TempDir()
@@ -322,7 +322,7 @@ func TestCIScript(t *testing.T) {
 	git("init", "-q")
 	git("add", ".")
 	git("commit", "-qm", "base")
-	script := filepath.Join(root, "ci", "explain-pr.sh")
+	script := filepath.Join(root, "review", "explain-pr.sh")
 	run := func(env ...string) (string, int) {
 		t.Helper()
 		out := filepath.Join(t.TempDir(), "explain.md")

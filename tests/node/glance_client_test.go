@@ -14,6 +14,7 @@ import (
 	"net/http/httptrace"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -195,4 +196,44 @@ func (g *glanceClient) slowDownload(ctx context.Context, id string, rate int) (i
 		case <-tick.C:
 		}
 	}
+}
+
+// slowUpload sends image data at rate bytes per second to a new image
+// until ctx ends (the upload then fails, as intended); it returns how many
+// bytes the client sent. A server holding the upload reads throughout;
+// one that left it waiting for a free worker reads only what the sockets
+// between them buffer.
+func (g *glanceClient) slowUpload(ctx context.Context, rate int) (int64, error) {
+	id, err := g.create(ctx, "slow upload")
+	if err != nil {
+		return 0, err
+	}
+	body := &pacedReader{ctx: ctx, chunk: rate / 10, tick: time.NewTicker(100 * time.Millisecond)}
+	defer body.tick.Stop()
+	resp, err := g.do(ctx, "upload "+id, http.MethodPut, "/v2/images/"+id+"/file", body, http.StatusNoContent,
+		map[string]string{"Content-Type": "application/octet-stream"})
+	if err == nil {
+		_ = resp.Body.Close()
+	}
+	return body.n.Load(), err
+}
+
+// pacedReader yields chunk bytes every tick until ctx ends.
+type pacedReader struct {
+	ctx   context.Context
+	chunk int
+	tick  *time.Ticker
+	n     atomic.Int64
+}
+
+func (r *pacedReader) Read(p []byte) (int, error) {
+	select {
+	case <-r.ctx.Done():
+		return 0, r.ctx.Err()
+	case <-r.tick.C:
+	}
+	m := min(len(p), r.chunk)
+	clear(p[:m])
+	r.n.Add(int64(m))
+	return m, nil
 }

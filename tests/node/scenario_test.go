@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
 
 	"github.com/c5c3/glance-krm/internal/testenv"
 	"github.com/c5c3/glance-krm/internal/testenv/node"
@@ -74,7 +75,7 @@ func (s *scenario) run() {
 	s.check("uploads land in each store's bucket and download byte-identical", false, s.uploads)
 	s.check("the controller writes Ready and BackendsReady on the live objects", false, s.controllerReady)
 	s.check("the autoscaler computes: ScalingActive=True", false, s.autoscaler)
-	s.check("8 long transfers at once: probes pass, no restart", false, s.underLoad)
+	s.check("8 long downloads and 8 long uploads at once: probes pass, no restart", false, s.underLoad)
 	s.check("a store's credentials Secret deleted: CredentialsReady=False names it", false, s.credentialsDeleted)
 	// One rollout (pod starts are what a two-core node has least of)
 	// carries three checks.
@@ -330,6 +331,8 @@ func restarts(p corev1.Pod) int32 {
 const (
 	loadTransfers = 8
 	loadHold      = 75 * time.Second
+	loadRate      = 64 << 10  // bytes per second each download reads
+	uploadRate    = 256 << 10 // and each upload sends: in the hold far more than the sockets between client and glance buffer
 )
 
 func (s *scenario) underLoad(t *testing.T) {
@@ -346,15 +349,38 @@ func (s *scenario) underLoad(t *testing.T) {
 	hold, stop := context.WithTimeout(ctx, loadHold)
 	defer stop()
 	var wg sync.WaitGroup
-	errs := make(chan error, loadTransfers)
+	errs := make(chan error, 2*loadTransfers)
 	for range loadTransfers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// A fresh connection each: the transfers run side by side.
+			// A fresh connection each: the transfers run side by side,
+			// each reading throughout the hold (one queued behind the
+			// others would read nothing and end at the deadline too).
 			c := &glanceClient{url: s.glance.url, http: s.n.HTTPClient(0)}
-			if n, _, err := c.slowDownload(hold, id, 64<<10); !errors.Is(err, context.DeadlineExceeded) {
-				errs <- fmt.Errorf("a transfer ended before the hold (%d bytes): %v", n, err)
+			n, _, err := c.slowDownload(hold, id, loadRate)
+			// Ended by the hold, however the client reports it (a
+			// write on the connection it closed, or the deadline).
+			switch {
+			case hold.Err() == nil:
+				errs <- fmt.Errorf("a transfer ended before the hold (%d bytes): %w", n, err)
+			case n < loadRate*int64(loadHold/time.Second)/2:
+				errs <- fmt.Errorf("a download read %d bytes in %s at %d B/s: it waited for a free worker instead of running beside the others", n, loadHold, loadRate)
+			}
+		}()
+		// And as many uploads, which hold a worker for as long as the
+		// client sends (a download is read out of glance into the uWSGI
+		// router's buffers, and frees its worker early).
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &glanceClient{url: s.glance.url, http: s.n.HTTPClient(0)}
+			n, err := c.slowUpload(hold, uploadRate)
+			switch {
+			case hold.Err() == nil:
+				errs <- fmt.Errorf("an upload ended before the hold (%d bytes): %w", n, err)
+			case n < uploadRate*int64(loadHold/time.Second)/2:
+				errs <- fmt.Errorf("an upload sent %d bytes in %s at %d B/s: it waited for a free worker instead of running beside the others", n, loadHold, uploadRate)
 			}
 		}()
 	}
@@ -438,6 +464,9 @@ func (l *clientLoop) finish() (ok, failed int64, errs []string, slowest time.Dur
 type rollout struct {
 	deleted, gone time.Time     // when the old pod was marked for deletion, and when it was gone
 	logs          string        // its log, last read while it stopped
+	grace         time.Duration // its termination grace period
+	killAt        time.Time     // its deletionTimestamp: when the kubelet kills it
+	exit          chan *corev1.ContainerStateTerminated
 	transfer      chan transfer // the download running on it then
 	size          int
 	sum           [32]byte
@@ -476,28 +505,31 @@ func (s *scenario) flipUnderLoad(t *testing.T) rollout {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A download that is still running when the old pod is told to stop:
-	// 12 MiB read at 512 KiB/s, about 24 s, started late enough in the
-	// rollout (the new pod takes longer than that to become Ready).
+	// A download from the old pod itself (its IP, not the Service, which
+	// drops it), started the moment it is told to stop: 16 MiB read at
+	// 1 MiB/s, so glance is still sending when the preStop sleep ends
+	// (TCP buffers hold a few MiB) and done well inside the grace period.
 	ctx, cancel := withTimeout(5 * time.Minute)
 	defer cancel()
-	roll := rollout{transfer: make(chan transfer, 1), size: 12 << 20}
+	roll := rollout{transfer: make(chan transfer, 1), exit: make(chan *corev1.ContainerStateTerminated, 1), size: 16 << 20}
 	data := randomBytes(t, roll.size)
 	roll.sum = sha256.Sum256(data)
 	id, err := s.glance.roundTrip(ctx, "graceful", data, "secondary")
 	if err != nil {
 		t.Fatal(err)
 	}
+	download := func(ip string) {
+		c := &glanceClient{url: "http://" + ip + ":9292", http: s.n.HTTPClient(0)}
+		dctx, dcancel := withTimeout(3 * time.Minute)
+		defer dcancel()
+		n, sum, err := c.slowDownload(dctx, id, 1<<20)
+		roll.transfer <- transfer{n, sum, err}
+	}
 	defer hold(rolloutSlots)()
 	loop := s.startLoop(t)
 	time.Sleep(3 * time.Second)
 	start := time.Now()
 	apply(t, s.n, objects)
-	go func() {
-		c := &glanceClient{url: s.glance.url, http: s.n.HTTPClient(0)}
-		n, sum, err := c.slowDownload(ctx, id, 512<<10)
-		roll.transfer <- transfer{n, sum, err}
-	}()
 	var missing []string
 	testenv.Eventually(t, 6*time.Minute, 200*time.Millisecond, "the rollout", func() error {
 		pods := s.apiPods(t)
@@ -506,6 +538,10 @@ func (s *scenario) flipUnderLoad(t *testing.T) rollout {
 			if cm, old := oldConfigMaps[p.Name]; old {
 				if p.DeletionTimestamp != nil && roll.deleted.IsZero() {
 					roll.deleted = time.Now()
+					roll.grace = time.Duration(ptr.Deref(p.Spec.TerminationGracePeriodSeconds, 30)) * time.Second
+					roll.killAt = p.DeletionTimestamp.Time
+					go download(p.Status.PodIP)
+					go s.watchExit(p.Name, roll.exit)
 				}
 				if p.DeletionTimestamp != nil {
 					if out, err := s.n.Kubectl(nil, "-n", s.ns, "logs", p.Name, "-c", "glance-api", "--tail=15"); err == nil {
@@ -557,7 +593,7 @@ func (s *scenario) flipUnderLoad(t *testing.T) rollout {
 
 // stoppedGracefully: the download running on the old pod when it was
 // told to stop finished whole, and the pod was gone well before its grace
-// period (30 s) ended, which it would not have been if SIGTERM did not
+// period (45 s in examples/node) ended, which it would not have been if SIGTERM did not
 // stop glance-api (uWSGI 2.0 reloads on it) or the kubelet had to kill it.
 func (s *scenario) stoppedGracefully(t *testing.T, roll rollout) {
 	if roll.transfer == nil {
@@ -566,18 +602,64 @@ func (s *scenario) stoppedGracefully(t *testing.T, roll rollout) {
 	select {
 	case r := <-roll.transfer:
 		if r.err != nil || r.n != int64(roll.size) || r.sum != roll.sum {
-			t.Errorf("the transfer running when the old pod stopped: %d of %d bytes, same bytes %v, %v", r.n, roll.size, r.sum == roll.sum, r.err)
+			t.Errorf("the transfer running when the old pod stopped: %d of %d bytes, same bytes %v, %v; the old pod's log:\n%s", r.n, roll.size, r.sum == roll.sum, r.err, roll.logs)
 		}
 	case <-time.After(2 * time.Minute):
-		t.Error("the transfer running on the old pod did not end")
+		t.Errorf("the transfer running on the old pod did not end; its log:\n%s", roll.logs)
 	}
 	if roll.deleted.IsZero() || roll.gone.IsZero() {
 		t.Fatalf("the old pod's stop was not seen (deleted %v, gone %v)", roll.deleted, roll.gone)
 	}
-	if took := roll.gone.Sub(roll.deleted); took > 25*time.Second {
-		t.Errorf("the old pod took %s to stop: glance-api did not stop on SIGTERM within the 30 s grace period; its log then:\n%s", took.Round(time.Second), roll.logs)
+	// How glance-api ended, as the kubelet reported it: killed (137) at
+	// the deletionTimestamp, or exited on its own before it.
+	select {
+	case term := <-roll.exit:
+		if term != nil {
+			early := roll.killAt.Sub(term.FinishedAt.Time)
+			if term.ExitCode == 137 || early < 2*time.Second {
+				t.Errorf("glance-api ended with exit code %d (%s) %s before the kubelet's kill time: it did not stop on SIGTERM; its log then:\n%s", term.ExitCode, term.Reason, early, roll.logs)
+			} else {
+				t.Logf("glance-api exited with code %d, %s before the kubelet would have killed it; the pod was gone %s after it was told to stop", term.ExitCode, early, roll.gone.Sub(roll.deleted).Round(100*time.Millisecond))
+			}
+			return
+		}
+	case <-time.After(10 * time.Second):
+	}
+	t.Log("the kubelet's report of how glance-api ended was not seen; judging by when the pod was gone")
+	// The kubelet kills at the grace period; a pod gone 5 s before it
+	// stopped on its own.
+	if took := roll.gone.Sub(roll.deleted); took > roll.grace-5*time.Second {
+		t.Errorf("the old pod took %s to stop: glance-api did not stop on SIGTERM well within its %s grace period; its log then:\n%s", took.Round(time.Second), roll.grace, roll.logs)
 	} else {
 		t.Logf("the old pod stopped %s after it was told to", took.Round(100*time.Millisecond))
+	}
+}
+
+// watchExit sends how the pod's glance-api container terminated, as the
+// kubelet reports it before the pod is removed (nil if it never did).
+func (s *scenario) watchExit(pod string, out chan<- *corev1.ContainerStateTerminated) {
+	ctx, cancel := withTimeout(3 * time.Minute)
+	defer cancel()
+	var last *corev1.ContainerStateTerminated
+	defer func() { out <- last }()
+	w, err := s.n.Client.CoreV1().Pods(s.ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + pod})
+	if err != nil {
+		return
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		p, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			continue
+		}
+		for _, c := range p.Status.ContainerStatuses {
+			if c.Name == "glance-api" && c.State.Terminated != nil {
+				last = c.State.Terminated.DeepCopy()
+			}
+		}
+		if ev.Type == "DELETED" {
+			return
+		}
 	}
 }
 

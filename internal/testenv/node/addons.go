@@ -26,7 +26,7 @@ func (n *Node) Kubectl(in []byte, args ...string) ([]byte, error) {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return out.Bytes(), fmt.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+		return out.Bytes(), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, errb.String())
 	}
 	return out.Bytes(), nil
 }
@@ -115,7 +115,7 @@ func (n *Node) WaitAvailable(namespace, name string, limit time.Duration) error 
 			pods, _ := n.Kubectl(nil, "get", "pods", "-n", namespace, "-o", "wide")
 			events, _ := n.Kubectl(nil, "get", "events", "-n", namespace, "--sort-by=.lastTimestamp")
 			logs := n.podLogs(namespace, d)
-			return fmt.Errorf("deployment %s/%s is not Available after %s (%v)\n%s\n%s\n%s", namespace, name, limit, err, pods, lastLines(string(events), 25), logs)
+			return fmt.Errorf("deployment %s/%s is not Available after %s (%w)\n%s\n%s\n%s", namespace, name, limit, err, pods, lastLines(string(events), 25), logs)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}

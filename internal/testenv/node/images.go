@@ -66,7 +66,7 @@ func BuildArchive(path string, img Image) error {
 		// GNU tar keeps hard links, devices and numeric owners as they are.
 		if out, err := exec.Command("tar", "--numeric-owner", "--xattrs", "--sort=name", "--mtime=@0", "-C", img.Dir,
 			"--exclude=./proc/*", "--exclude=./dev/*", "--exclude=./sys/*", "-cf", f, ".").CombinedOutput(); err != nil {
-			return fmt.Errorf("tar %s: %v\n%s", img.Dir, err, out)
+			return fmt.Errorf("tar %s: %w\n%s", img.Dir, err, out)
 		}
 		b, err := fileBlob(f)
 		if err != nil {

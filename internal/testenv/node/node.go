@@ -222,34 +222,25 @@ func (n *Node) launch() error {
 	n.cmd = cmd
 	// PID 1 of the new namespace is unshare's only child.
 	deadline := time.Now().Add(10 * time.Second)
-	for n.pid1 == 0 {
+	err = n.waitInit(deadline, func() bool {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid))
 		if f := strings.Fields(string(b)); len(f) > 0 {
 			n.pid1, _ = strconv.Atoi(f[0])
-			break
 		}
-		select {
-		case <-n.exited:
-			return fmt.Errorf("the node's init exited: %s", n.Logs("init", 20))
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return errors.New("unshare started no child in 10 s")
-		}
+		return n.pid1 != 0
+	}, func() error { return errors.New("unshare started no child in 10 s") })
+	if err != nil {
+		return err
 	}
 	// Its network namespace, once the init has made it its own.
-	for {
-		if _, err := os.Stat(n.l.path("started")); err == nil {
-			break
-		}
-		select {
-		case <-n.exited:
-			return fmt.Errorf("the node's init exited: %s", n.Logs("init", 20))
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the node's init did not start its daemons in 10 s: %s", n.Logs("init", 20))
-		}
+	err = n.waitInit(deadline, func() bool {
+		_, err := os.Stat(n.l.path("started"))
+		return err == nil
+	}, func() error {
+		return fmt.Errorf("the node's init did not start its daemons in 10 s: %s", n.Logs("init", 20))
+	})
+	if err != nil {
+		return err
 	}
 	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", n.pid1))
 	if err != nil {
@@ -258,6 +249,22 @@ func (n *Node) launch() error {
 	n.netns = ns
 	n.pidns, err = os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", n.pid1))
 	return err
+}
+
+// waitInit polls done until it holds, the node's init exits (an error
+// with its log) or the deadline passes (late's error).
+func (n *Node) waitInit(deadline time.Time, done func() bool, late func() error) error {
+	for !done() {
+		select {
+		case <-n.exited:
+			return fmt.Errorf("the node's init exited: %s", n.Logs("init", 20))
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return late()
+		}
+	}
+	return nil
 }
 
 // inNamespace are the host PIDs of the processes still in the node's PID
@@ -297,7 +304,7 @@ func (n *Node) connect() error {
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the API server is not ready after 90 s: %v\n%s", err, n.Logs("kube-apiserver", 20))
+			return fmt.Errorf("the API server is not ready after 90 s: %w\n%s", err, n.Logs("kube-apiserver", 20))
 		}
 		select {
 		case <-n.exited:
@@ -327,7 +334,7 @@ func (n *Node) waitReady(limit time.Duration) error {
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("node %s is not Ready after %s: %v\n%s", Name, limit, err, n.Logs("kubelet", 30))
+			return fmt.Errorf("node %s is not Ready after %s: %w\n%s", Name, limit, err, n.Logs("kubelet", 30))
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
@@ -432,7 +439,7 @@ func (n *Node) Import(archives ...string) error {
 	for _, a := range archives {
 		out, err := exec.Command("ctr", "--address", n.l.socket(), "-n", "k8s.io", "images", "import", a).CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("importing %s: %v\n%s", a, err, out)
+			return fmt.Errorf("importing %s: %w\n%s", a, err, out)
 		}
 	}
 	return nil

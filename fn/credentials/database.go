@@ -1,4 +1,4 @@
-package glancekrm
+package credentials
 
 import (
 	"fmt"
@@ -19,43 +19,43 @@ import (
 // whatever kustomize or kpt set after this function ran.
 
 const (
-	databaseDir  = "database" // under the credentials volume: password, username
-	dbTLSDir     = "db-tls/"  // under the config volume, which oslo.config does not read
-	podNamespace = "POD_NAMESPACE"
+	DatabaseDir  = "database" // under the credentials volume: password, username
+	TLSDir       = "db-tls/"  // under the config volume, which oslo.config does not read
+	PodNamespace = "POD_NAMESPACE"
 	flagDBHost   = "--database-host"
 	flagDBName   = "--database-name"
 	flagDBUser   = "--database-user"
 	flagDBQuery  = "--database-query"
-	passwordKey  = "password"
-	usernameKey  = "username"
-	tlsCAFile    = "ca.crt"
-	tlsCertFile  = "tls.crt"
-	tlsKeyFile   = "tls.key"
+	PasswordKey  = "password"
+	UsernameKey  = "username"
+	TLSCAFile    = "ca.crt"
+	TLSCertFile  = "tls.crt"
+	TLSKeyFile   = "tls.key"
 )
 
-// databaseTarget is the connection minus its credentials.
-type databaseTarget struct {
+// Target is the connection minus its credentials.
+type Target struct {
 	host, name, user, query string
 }
 
-// targetOf is what the Glance says about its database.
-func targetOf(g *v1alpha1.Glance) databaseTarget {
+// TargetOf is what the Glance says about its database.
+func TargetOf(g *v1alpha1.Glance) Target {
 	d := &g.Spec.Database
 	host := d.Host
 	if d.ClusterRef != nil {
-		host = fmt.Sprintf("%s.$(%s).svc", d.ClusterRef.Name, podNamespace)
+		host = fmt.Sprintf("%s.$(%s).svc", d.ClusterRef.Name, PodNamespace)
 	}
-	t := databaseTarget{host: host + ":" + strconv.Itoa(int(d.DatabasePort())), name: d.Database}
+	t := Target{host: host + ":" + strconv.Itoa(int(d.DatabasePort())), name: d.Database}
 	if !d.UsernameFromSecret() {
 		t.user = g.Name
 	}
 	q := url.Values{}
 	q.Set("charset", "utf8")
 	if tls := d.TLS; tls != nil && tls.Mode != "" && tls.Mode != "disabled" {
-		dir := v1alpha1.MountConfigDir + dbTLSDir
-		q.Set("ssl_ca", dir+tlsCAFile)
-		q.Set("ssl_cert", dir+tlsCertFile)
-		q.Set("ssl_key", dir+tlsKeyFile)
+		dir := v1alpha1.MountConfigDir + TLSDir
+		q.Set("ssl_ca", dir+TLSCAFile)
+		q.Set("ssl_cert", dir+TLSCertFile)
+		q.Set("ssl_key", dir+TLSKeyFile)
 		switch tls.Mode {
 		case "verify-ca":
 			q.Set("ssl_verify_cert", "true")
@@ -70,7 +70,8 @@ func targetOf(g *v1alpha1.Glance) databaseTarget {
 	return t
 }
 
-func (t databaseTarget) args() []string {
+// Args are the init container's flags for the target.
+func (t Target) Args() []string {
 	out := []string{flagDBHost, t.host, flagDBName, t.name, flagDBQuery, t.query}
 	if t.user != "" {
 		out = append(out, flagDBUser, t.user)
@@ -80,7 +81,7 @@ func (t databaseTarget) args() []string {
 
 // dsn is the SQLAlchemy URL: userinfo percent-encoded (RFC 3986), so any
 // password travels exactly.
-func (t databaseTarget) dsn(user, password string) string {
+func (t Target) dsn(user, password string) string {
 	u := url.URL{Scheme: "mysql+pymysql", User: url.UserPassword(user, password), Host: t.host, Path: t.name, RawQuery: t.query}
 	return u.String()
 }

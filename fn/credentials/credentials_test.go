@@ -1,4 +1,4 @@
-package glancekrm
+package credentials
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ func layCredentials(t *testing.T, values map[string]string) string {
 	if err := os.Symlink(filepath.Base(data), filepath.Join(dir, "..data")); err != nil {
 		t.Fatal(err)
 	}
-	for _, kind := range []string{credentialsRequired, credentialsOptional} {
+	for _, kind := range []string{Required, Optional} {
 		if _, err := os.Stat(filepath.Join(data, kind)); err == nil {
 			if err := os.Symlink(filepath.Join("..data", kind), filepath.Join(dir, kind)); err != nil {
 				t.Fatal(err)
@@ -54,27 +54,27 @@ func TestCredentialsReachGlanceExactly(t *testing.T) {
 	want := map[string]map[string]string{}
 	for i, v := range credentialValues {
 		section := "section-" + string(rune('a'+i))
-		values[credentialPath(true, section, "password")] = v
+		values[Path(true, section, "password")] = v
 		want[section] = map[string]string{"password": v}
 		if strings.ContainsAny(v, "#?@:") {
 			continue // glance_store cannot carry these in an S3 key: see the next test
 		}
 		store := "store-" + string(rune('a'+i))
-		values[credentialPath(false, store, "s3_store_secret_key")] = v
-		values[credentialPath(false, store, "s3_store_access_key")] = "AK" + v
+		values[Path(false, store, "s3_store_secret_key")] = v
+		values[Path(false, store, "s3_store_access_key")] = "AK" + v
 		want[store] = map[string]string{"s3_store_secret_key": v, "s3_store_access_key": "AK" + v}
 	}
-	values[credentialPath(true, "database", "connection")] = "sqlite:////var/lib/glance/$db %s.sqlite"
-	values[credentialPath(true, "keystone_authtoken", "password")] = " pa$word#1 "
+	values[Path(true, "database", "connection")] = "sqlite:////var/lib/glance/$db %s.sqlite"
+	values[Path(true, "keystone_authtoken", "password")] = " pa$word#1 "
 	want["database"] = map[string]string{"connection": "sqlite:////var/lib/glance/$db %s.sqlite"}
 	want["keystone_authtoken"] = map[string]string{"password": " pa$word#1 "}
 
 	out := t.TempDir()
 	var log bytes.Buffer
-	if err := WriteCredentials(layCredentials(t, values), filepath.Join(out, "credentials.conf"), nil, &log); err != nil {
+	if err := Write(layCredentials(t, values), filepath.Join(out, "credentials.conf"), nil, &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	osloReadBack(t, []string{out}, want)
+	testenv.OsloReadBack(t, []string{out}, want)
 	assertNoValue(t, log.String(), values)
 }
 
@@ -92,11 +92,11 @@ func TestCredentialsRefuseUnrepresentable(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "credentials.conf")
 			optional := map[string]string{
-				credentialPath(false, "bad", "s3_store_secret_key"):  v,
-				credentialPath(false, "good", "s3_store_secret_key"): "fine-value",
+				Path(false, "bad", "s3_store_secret_key"):  v,
+				Path(false, "good", "s3_store_secret_key"): "fine-value",
 			}
 			var log bytes.Buffer
-			if err := WriteCredentials(layCredentials(t, optional), out, nil, &log); err != nil {
+			if err := Write(layCredentials(t, optional), out, nil, &log); err != nil {
 				t.Fatalf("an unusable store key must not stop the pod: %v", err)
 			}
 			b, _ := os.ReadFile(out)
@@ -111,9 +111,9 @@ func TestCredentialsRefuseUnrepresentable(t *testing.T) {
 			if strings.Contains(name, "S3 key") {
 				return // fine elsewhere: a password may hold them
 			}
-			required := map[string]string{credentialPath(true, "keystone_authtoken", "password"): v}
+			required := map[string]string{Path(true, "keystone_authtoken", "password"): v}
 			log.Reset()
-			err := WriteCredentials(layCredentials(t, required), filepath.Join(t.TempDir(), "c.conf"), nil, &log)
+			err := Write(layCredentials(t, required), filepath.Join(t.TempDir(), "c.conf"), nil, &log)
 			if err == nil || !strings.Contains(err.Error(), "[keystone_authtoken] password") {
 				t.Errorf("an unusable service password must stop the init container naming it, got %v", err)
 			}
@@ -141,28 +141,28 @@ func assertNoValue(t *testing.T, text string, values map[string]string) {
 func TestDatabaseConnectionComposed(t *testing.T) {
 	password := ` p@ss:w/o?r#d[]%$ "'\`
 	for name, tc := range map[string]struct {
-		target  databaseTarget
+		target  Target
 		files   map[string]string
 		want    string
 		problem string
 	}{
 		"static managed: the Glance's name is the user": {
-			target: databaseTarget{host: "openstack-db.openstack.svc:3306", name: "glance", user: "glance", query: "charset=utf8"},
+			target: Target{host: "openstack-db.openstack.svc:3306", name: "glance", user: "glance", query: "charset=utf8"},
 			files:  map[string]string{"database/password": password},
 			want:   "mysql+pymysql://glance:%20p%40ss%3Aw%2Fo%3Fr%23d%5B%5D%25$%20%22%27%5C@openstack-db.openstack.svc:3306/glance?charset=utf8",
 		},
 		"brownfield: the Secret's username": {
-			target: databaseTarget{host: "db.example:3307", name: "glance", query: "charset=utf8"},
+			target: Target{host: "db.example:3307", name: "glance", query: "charset=utf8"},
 			files:  map[string]string{"database/password": "pw", "database/username": "glance@db"},
 			want:   "mysql+pymysql://glance%40db:pw@db.example:3307/glance?charset=utf8",
 		},
 		"no password": {
-			target:  databaseTarget{host: "db:3306", name: "glance", user: "glance"},
+			target:  Target{host: "db:3306", name: "glance", user: "glance"},
 			files:   map[string]string{},
 			problem: `[database] connection: key "password" of spec.database.secretRef is missing`,
 		},
 		"no username outside static mode": {
-			target:  databaseTarget{host: "db:3306", name: "glance"},
+			target:  Target{host: "db:3306", name: "glance"},
 			files:   map[string]string{"database/password": "pw"},
 			problem: `[database] connection: key "username" of spec.database.secretRef is missing`,
 		},
@@ -177,7 +177,7 @@ func TestDatabaseConnectionComposed(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, problem := composeConnection(filepath.Join(dir, databaseDir), tc.target)
+			got, problem := composeConnection(filepath.Join(dir, DatabaseDir), tc.target)
 			if problem != tc.problem || got != tc.want {
 				t.Errorf("got %q, problem %q; want %q, problem %q", got, problem, tc.want, tc.problem)
 			}

@@ -1,4 +1,8 @@
-package glancekrm
+// Package credentials is the glance-krm-credentials init container's code:
+// it runs in the pod (glance-krm-fn credentials), not in the build, and
+// turns the mounted credential Secrets into one oslo.config file. The
+// build uses its layout (Path, TargetOf) to wire the pod.
+package credentials
 
 import (
 	"errors"
@@ -11,6 +15,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/c5c3/glance-krm/fn/oslo"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
@@ -28,36 +33,36 @@ import (
 // so that one bad or absent Secret disables one store, as glance_store
 // disables a store without keys.
 const (
-	credentialsRequired = "required"
-	credentialsOptional = "optional"
+	Required = "required"
+	Optional = "optional"
 )
 
-// credentialPath is where the projected volume puts one value.
-func credentialPath(required bool, section, option string) string {
-	kind := credentialsOptional
+// Path is where the projected volume puts one value.
+func Path(required bool, section, option string) string {
+	kind := Optional
 	if required {
-		kind = credentialsRequired
+		kind = Required
 	}
 	return kind + "/" + section + "/" + option
 }
 
-// WriteCredentials reads the values mounted under from and writes them as
+// Write reads the values mounted under from and writes them as
 // one oslo.config file at to. It reports every skipped value on log by
 // section and option, never by value, and fails when a required value is
 // missing or unusable.
-func WriteCredentials(from, to string, db *databaseTarget, log io.Writer) error {
-	sections := map[string]*iniSection{}
+func Write(from, to string, db *Target, log io.Writer) error {
+	sections := map[string]*oslo.Section{}
 	var failed []string
 	if db != nil {
-		dsn, problem := composeConnection(filepath.Join(from, databaseDir), *db)
+		dsn, problem := composeConnection(filepath.Join(from, DatabaseDir), *db)
 		if problem != "" {
 			failed = append(failed, problem)
 		} else {
-			sections[v1alpha1.SectionDatabase] = &iniSection{name: v1alpha1.SectionDatabase}
-			sections[v1alpha1.SectionDatabase].set(v1alpha1.OptionDatabaseConnect, dsn)
+			sections[v1alpha1.SectionDatabase] = &oslo.Section{Name: v1alpha1.SectionDatabase}
+			sections[v1alpha1.SectionDatabase].Set(v1alpha1.OptionDatabaseConnect, dsn)
 		}
 	}
-	for _, kind := range []string{credentialsRequired, credentialsOptional} {
+	for _, kind := range []string{Required, Optional} {
 		// The database's password and username are composed above, never
 		// written as options of their own.
 		values, err := readTree(filepath.Join(from, kind))
@@ -71,32 +76,32 @@ func WriteCredentials(from, to string, db *databaseTarget, log io.Writer) error 
 			}
 			if problem := check(v.value); problem != "" {
 				msg := fmt.Sprintf("[%s] %s %s", v.section, v.option, problem)
-				if kind == credentialsRequired {
+				if kind == Required {
 					failed = append(failed, msg)
 					continue
 				}
-				fmt.Fprintf(log, "%s credentials: %s: not written, so glance-api does not use it (store %q stays disabled)\n", Name, msg, v.section)
+				fmt.Fprintf(log, "%s credentials: %s: not written, so glance-api does not use it (store %q stays disabled)\n", v1alpha1.ManagedByGlanceKRM, msg, v.section)
 				continue
 			}
 			s := sections[v.section]
 			if s == nil {
-				s = &iniSection{name: v.section}
+				s = &oslo.Section{Name: v.section}
 				sections[v.section] = s
 			}
-			s.set(v.option, string(v.value))
+			s.Set(v.option, string(v.value))
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%s credentials: %s", Name, strings.Join(failed, "; "))
+		return fmt.Errorf("%s credentials: %s", v1alpha1.ManagedByGlanceKRM, strings.Join(failed, "; "))
 	}
 	names := make([]string, 0, len(sections))
 	for n := range sections {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	f := &iniFile{header: []string{"Written by the glance-krm-credentials init container from the mounted Secrets. Do not edit."}}
+	f := &oslo.File{Header: []string{"Written by the glance-krm-credentials init container from the mounted Secrets. Do not edit."}}
 	for _, n := range names {
-		f.sections = append(f.sections, *sections[n])
+		f.Sections = append(f.Sections, *sections[n])
 	}
 	out, err := f.String()
 	if err != nil {
@@ -109,14 +114,14 @@ func WriteCredentials(from, to string, db *databaseTarget, log io.Writer) error 
 	if err := os.Rename(tmp, to); err != nil {
 		return err
 	}
-	fmt.Fprintf(log, "%s credentials: wrote %d option(s) in %d section(s) to %s\n", Name, countOptions(f), len(names), to)
+	fmt.Fprintf(log, "%s credentials: wrote %d option(s) in %d section(s) to %s\n", v1alpha1.ManagedByGlanceKRM, f.Count(), len(names), to)
 	return nil
 }
 
 // composeConnection reads the database password (and username) the
 // volume holds and composes [database] connection; a problem names the
 // key, never the value.
-func composeConnection(dir string, t databaseTarget) (string, string) {
+func composeConnection(dir string, t Target) (string, string) {
 	read := func(key string) (string, string) {
 		b, err := os.ReadFile(filepath.Join(dir, key))
 		if err != nil {
@@ -127,25 +132,25 @@ func composeConnection(dir string, t databaseTarget) (string, string) {
 		}
 		return string(b), ""
 	}
-	password, problem := read(passwordKey)
+	password, problem := read(PasswordKey)
 	if problem != "" {
 		return "", problem
 	}
 	user := t.user
 	if user == "" {
-		if user, problem = read(usernameKey); problem != "" {
+		if user, problem = read(UsernameKey); problem != "" {
 			return "", problem
 		}
 	}
 	return t.dsn(user, password), ""
 }
 
-// DatabaseFlags are the init container's flags for composing the
+// Flags are the init container's flags for composing the
 // database connection; without --database-host it composes none.
-type DatabaseFlags struct{ host, name, user, query string }
+type Flags struct{ host, name, user, query string }
 
 // Register adds the flags to fs.
-func (d *DatabaseFlags) Register(fs *flag.FlagSet) {
+func (d *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&d.host, flagDBHost[2:], "", "database host:port ($(POD_NAMESPACE) expanded by the kubelet)")
 	fs.StringVar(&d.name, flagDBName[2:], "", "database name")
 	fs.StringVar(&d.user, flagDBUser[2:], "", "database username (default: the Secret's username key)")
@@ -153,19 +158,11 @@ func (d *DatabaseFlags) Register(fs *flag.FlagSet) {
 }
 
 // Target is the composed target, or nil.
-func (d *DatabaseFlags) Target() *databaseTarget {
+func (d *Flags) Target() *Target {
 	if d.host == "" {
 		return nil
 	}
-	return &databaseTarget{host: d.host, name: d.name, user: d.user, query: d.query}
-}
-
-func countOptions(f *iniFile) int {
-	n := 0
-	for _, s := range f.sections {
-		n += len(s.options)
-	}
-	return n
+	return &Target{host: d.host, name: d.name, user: d.user, query: d.query}
 }
 
 type credentialValue struct {

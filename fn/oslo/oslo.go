@@ -1,4 +1,7 @@
-package glancekrm
+// Package oslo writes INI files for oslo.config's parser: every value reads
+// back, through oslo.config, as exactly the string given, or is refused.
+// It is a leaf: it knows nothing of Glance, KRM or YAML.
+package oslo
 
 import (
 	"fmt"
@@ -29,56 +32,68 @@ import (
 //   - '#' and ';' start a comment only at the start of a line, so they need
 //     no escaping inside a value.
 
-// iniFile is an ordered list of sections; callers add them in the order
-// they are to be written.
-type iniFile struct {
-	header   []string
-	sections []iniSection
+// File is an ordered list of sections; callers add them in the order
+// they are to be written. Header lines are written first, as comments.
+type File struct {
+	Header   []string
+	Sections []Section
 }
 
-type iniSection struct {
-	name    string
-	comment string
-	options []iniOption
+// Section is one [name] of a File, with an optional comment above it.
+type Section struct {
+	Name    string
+	Comment string
+	Options []Option
 }
 
-type iniOption struct{ key, value string }
+// Option is one key = value line.
+type Option struct{ Key, Value string }
 
-func (s *iniSection) set(key, value string) {
-	s.options = append(s.options, iniOption{key, value})
+// Set appends an option.
+func (s *Section) Set(key, value string) {
+	s.Options = append(s.Options, Option{key, value})
+}
+
+// Count is how many options the file holds.
+func (f *File) Count() int {
+	n := 0
+	for _, s := range f.Sections {
+		n += len(s.Options)
+	}
+	return n
 }
 
 // String renders the file. It fails rather than write a line oslo.config
 // would read differently; validation reports such values earlier with a
 // field path, so an error here is a bug in validation.
-func (f *iniFile) String() (string, error) {
+func (f *File) String() (string, error) {
 	var b strings.Builder
-	for _, h := range f.header {
+	for _, h := range f.Header {
 		b.WriteString("# " + h + "\n")
 	}
-	for i, s := range f.sections {
-		if i > 0 || len(f.header) > 0 {
+	for i, s := range f.Sections {
+		if i > 0 || len(f.Header) > 0 {
 			b.WriteString("\n")
 		}
-		if s.comment != "" {
-			b.WriteString("# " + s.comment + "\n")
+		if s.Comment != "" {
+			b.WriteString("# " + s.Comment + "\n")
 		}
-		if strings.ContainsAny(s.name, "\r\n]") || s.name == "" {
-			return "", fmt.Errorf("section name %q cannot be written for oslo.config", s.name)
+		if strings.ContainsAny(s.Name, "\r\n]") || s.Name == "" {
+			return "", fmt.Errorf("section name %q cannot be written for oslo.config", s.Name)
 		}
-		b.WriteString("[" + s.name + "]\n")
-		for _, o := range s.options {
-			if !safeOptionName(o.key) {
-				return "", fmt.Errorf("option name %q in section [%s] cannot be written for oslo.config", o.key, s.name)
+		b.WriteString("[" + s.Name + "]\n")
+		for _, o := range s.Options {
+			if !safeOptionName(o.Key) {
+				return "", fmt.Errorf("option name %q in section [%s] cannot be written for oslo.config", o.Key, s.Name)
 			}
-			v, err := osloValue(o.value)
+			v, err := Value(o.Value)
 			if err != nil {
-				return "", fmt.Errorf("option %q in section [%s]: %w", o.key, s.name, err)
+				return "", fmt.Errorf("option %q in section [%s]: %w", o.Key, s.Name, err)
 			}
 			if v == "" {
-				b.WriteString(o.key + " =\n")
+				b.WriteString(o.Key + " =\n")
 			} else {
-				b.WriteString(o.key + " = " + v + "\n")
+				b.WriteString(o.Key + " = " + v + "\n")
 			}
 		}
 	}
@@ -90,14 +105,14 @@ func safeOptionName(k string) bool {
 		strings.HasPrefix(k, "#") || strings.HasPrefix(k, ";") {
 		return false
 	}
-	return strings.TrimFunc(k, pyIsSpace) == k
+	return strings.TrimFunc(k, IsPySpace) == k
 }
 
 // errUnrepresentable is returned for a value oslo.config cannot read back.
 var errUnrepresentable = fmt.Errorf("value contains a newline or carriage return, which oslo.config cannot read back")
 
-// osloValue encodes v so that oslo.config reads back exactly v.
-func osloValue(v string) (string, error) {
+// Value encodes v so that oslo.config reads back exactly v.
+func Value(v string) (string, error) {
 	if strings.ContainsAny(v, "\r\n") {
 		return "", errUnrepresentable
 	}
@@ -114,15 +129,15 @@ func needsQuotes(v string) bool {
 	}
 	first, _ := utf8.DecodeRuneInString(v)
 	last, _ := utf8.DecodeLastRuneInString(v)
-	if pyIsSpace(first) || pyIsSpace(last) {
+	if IsPySpace(first) || IsPySpace(last) {
 		return true
 	}
 	return first == last && (first == '"' || first == '\'')
 }
 
-// pyIsSpace is Python's str.isspace for one character: Go's unicode.IsSpace
+// IsPySpace is Python's str.isspace for one character: Go's unicode.IsSpace
 // plus the four information separators U+001C..U+001F. Erring towards
 // "space" only adds quotes, which is always safe.
-func pyIsSpace(r rune) bool {
+func IsPySpace(r rune) bool {
 	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
 }
