@@ -20,10 +20,6 @@ const (
 	policyFile  = "policy.yaml"
 	loggingFile = "logging.conf"
 	uwsgiFile   = "glance-api-uwsgi.ini"
-
-	stagingDir    = "/var/lib/glance/staging"
-	tasksDir      = "/var/lib/glance/tasks-work"
-	imageCacheDir = "/var/lib/glance/image-cache"
 )
 
 // options is glance-api.conf before it is written: section -> option ->
@@ -83,7 +79,7 @@ func operatorDefaults(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, de
 		o.set("DEFAULT", "log_config_append", v1alpha1.MountConfigDir+loggingFile)
 	}
 	if s.ImageCache != nil {
-		o.set("DEFAULT", "image_cache_dir", imageCacheDir)
+		o.set("DEFAULT", "image_cache_dir", v1alpha1.PodImageCacheDir)
 		o.set("DEFAULT", "image_cache_driver", "sqlite")
 		o.set("DEFAULT", "image_cache_max_size", strconv.FormatInt(s.ImageCacheMaxSize(), 10))
 	}
@@ -106,8 +102,8 @@ func operatorDefaults(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, de
 	}
 
 	o.set("glance_store", "default_backend", defaultStore)
-	o.set("os_glance_staging_store", "filesystem_store_datadir", stagingDir)
-	o.set("os_glance_tasks_store", "filesystem_store_datadir", tasksDir)
+	o.set("os_glance_staging_store", "filesystem_store_datadir", v1alpha1.PodStagingDir)
+	o.set("os_glance_tasks_store", "filesystem_store_datadir", v1alpha1.PodTasksDir)
 	o.set("paste_deploy", "flavor", "keystone")
 	o.set("paste_deploy", "config_file", v1alpha1.MountConfigDir+pasteFile)
 	if policy {

@@ -71,7 +71,7 @@ func (w wiring) wire(rn *yaml.RNode) (string, []error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	image, err := mergeImage(rn, v1alpha1.AnnotationGlanceAPIImage, c, "container "+v1alpha1.GlanceAPIContainer, imageRef(w.glance.Spec.Image))
+	image, err := mergeImage(rn, v1alpha1.AnnotationGlanceAPIImage, c, "container "+v1alpha1.GlanceAPIContainer, w.glance.Spec.Image.Ref())
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -113,7 +113,7 @@ func (w wiring) apply(rn, pod, c *yaml.RNode, legacy map[string]bool, plan confi
 	if err := removeEnv(c, legacyEnv); err != nil {
 		return err
 	}
-	for _, a := range [][2]string{{v1alpha1.AnnotationCredentialsImage, w.credentialsImage}, {v1alpha1.AnnotationGlanceAPIImage, imageRef(w.glance.Spec.Image)}} {
+	for _, a := range [][2]string{{v1alpha1.AnnotationCredentialsImage, w.credentialsImage}, {v1alpha1.AnnotationGlanceAPIImage, w.glance.Spec.Image.Ref()}} {
 		if err := rn.PipeE(yaml.SetAnnotation(a[0], a[1])); err != nil {
 			return err
 		}
@@ -129,13 +129,6 @@ func nonNil(err error) []error {
 		return nil
 	}
 	return []error{err}
-}
-
-func imageRef(img v1alpha1.ImageSpec) string {
-	if img.Digest != "" {
-		return img.Repository + "@" + img.Digest
-	}
-	return img.Repository + ":" + img.Tag
 }
 
 // glanceContainer is the container that runs glance-api: the one named

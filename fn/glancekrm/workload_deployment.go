@@ -80,7 +80,7 @@ func deployment(g *v1alpha1.Glance, api v1alpha1.GlanceAPISpec) *appsv1.Deployme
 		limit := ptr.Deref(s.ImageCache.SizeLimit, v1alpha1.DefaultImageCacheSizeLimit)
 		ps := &d.Spec.Template.Spec
 		ps.Volumes = append(ps.Volumes, emptyDir("image-cache", &limit))
-		ps.Containers[0].VolumeMounts = append(ps.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "image-cache", MountPath: imageCacheDir})
+		ps.Containers[0].VolumeMounts = append(ps.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "image-cache", MountPath: v1alpha1.PodImageCacheDir})
 		ps.Containers = append(ps.Containers, cacheMaintenance(g))
 	}
 	return d
@@ -109,7 +109,7 @@ func apiContainer(g *v1alpha1.Glance) corev1.Container {
 	s := &g.Spec
 	return corev1.Container{
 		Name:            v1alpha1.GlanceAPIContainer,
-		Image:           imageRef(s.Image),
+		Image:           s.Image.Ref(),
 		Command:         launchCommand(s),
 		Ports:           []corev1.ContainerPort{{Name: "glance-api", ContainerPort: apiPort}},
 		Resources:       ptr.Deref(s.Deployment.Resources, corev1.ResourceRequirements{}),
@@ -119,8 +119,8 @@ func apiContainer(g *v1alpha1.Glance) corev1.Container {
 		Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{
 			"/bin/sh", "-c", drainScript(s)}}}},
 		VolumeMounts: []corev1.VolumeMount{
-			{Name: "staging", MountPath: stagingDir},
-			{Name: "tasks-work", MountPath: tasksDir},
+			{Name: "staging", MountPath: v1alpha1.PodStagingDir},
+			{Name: "tasks-work", MountPath: v1alpha1.PodTasksDir},
 		},
 	}
 }
@@ -239,7 +239,7 @@ func cacheMaintenance(g *v1alpha1.Glance) corev1.Container {
 	}
 	flags := flagText(configDirs[:1])
 	script := strings.Join([]string{
-		fmt.Sprintf("interval=%d poll=%d limit_kib=%d dir=%s waited=0", int64(interval/time.Second), int64(cachePoll/time.Second), g.Spec.ImageCacheMaxSize()/1024, imageCacheDir),
+		fmt.Sprintf("interval=%d poll=%d limit_kib=%d dir=%s waited=0", int64(interval/time.Second), int64(cachePoll/time.Second), g.Spec.ImageCacheMaxSize()/1024, v1alpha1.PodImageCacheDir),
 		"while sleep \"$poll\"; do",
 		"  waited=$((waited + poll))",
 		"  used=$(du -sk --exclude=incomplete --exclude=invalid --exclude=queue \"$dir\" | cut -f1)",
@@ -251,7 +251,7 @@ func cacheMaintenance(g *v1alpha1.Glance) corev1.Container {
 	}, "\n")
 	return corev1.Container{
 		Name:            "cache-maintenance",
-		Image:           imageRef(g.Spec.Image),
+		Image:           g.Spec.Image.Ref(),
 		Command:         []string{"/bin/sh", "-u", "-c", script},
 		SecurityContext: restricted(),
 		Resources: corev1.ResourceRequirements{
@@ -260,7 +260,7 @@ func cacheMaintenance(g *v1alpha1.Glance) corev1.Container {
 		},
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: v1alpha1.VolumeConfig, MountPath: v1alpha1.MountConfigDir, ReadOnly: true},
-			{Name: "image-cache", MountPath: imageCacheDir},
+			{Name: "image-cache", MountPath: v1alpha1.PodImageCacheDir},
 		},
 	}
 }

@@ -54,7 +54,7 @@ func dbSyncJob(g *v1alpha1.Glance) *batchv1.Job {
 					PriorityClassName: ptr.Deref(g.Spec.Deployment.PriorityClassName, ""),
 					SecurityContext:   &corev1.PodSecurityContext{FSGroup: ptr.To(openStackUID)},
 					Containers: []corev1.Container{{
-						Name: componentDBSync, Image: imageRef(g.Spec.Image),
+						Name: componentDBSync, Image: g.Spec.Image.Ref(),
 						Command:         []string{"/bin/sh", "-eu", "-c", script},
 						SecurityContext: restricted(),
 					}},
@@ -96,7 +96,7 @@ func dbPurgeCronJob(g *v1alpha1.Glance) *batchv1.CronJob {
 							RestartPolicy:   corev1.RestartPolicyOnFailure,
 							SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr.To(openStackUID)},
 							Containers: []corev1.Container{{
-								Name: componentDBPurge, Image: imageRef(g.Spec.Image),
+								Name: componentDBPurge, Image: g.Spec.Image.Ref(),
 								Command:         []string{"/bin/sh", "-eu", "-c", strings.Join(script, " && ")},
 								SecurityContext: restricted(),
 							}},

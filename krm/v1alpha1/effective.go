@@ -177,3 +177,12 @@ func (d *DatabaseSpec) DatabasePort() int32 {
 func (d *DatabaseSpec) UsernameFromSecret() bool {
 	return d.ClusterRef == nil || d.CredentialsMode == "Dynamic"
 }
+
+// Ref is the image reference the pods run: repository@digest when a
+// digest is set (the tag is then only documentation), else repository:tag.
+func (i ImageSpec) Ref() string {
+	if i.Digest != "" {
+		return i.Repository + "@" + i.Digest
+	}
+	return i.Repository + ":" + i.Tag
+}

@@ -4,12 +4,14 @@ import "strconv"
 
 // StoreOption is one option of a store's section that a typed field of the
 // GlanceBackend renders, and that field.
+// +kubebuilder:object:generate=false
 type StoreOption struct {
 	Field  string // the field's path, as results name it
 	Option string // the glance_store option it renders
 }
 
 // StoreSetting is a StoreOption the backend sets, with its value.
+// +kubebuilder:object:generate=false
 type StoreSetting struct {
 	StoreOption
 	Value string

@@ -62,6 +62,14 @@ const (
 	GlanceAPIContainer   = "glance-api"
 	CredentialsContainer = ReservedPrefix + "credentials"
 
+	// The pod's working directories the rendered glance-api.conf names
+	// (staging for imports, the tasks' work dir, the image cache), each an
+	// emptyDir of the generated workload bounded by spec.staging or
+	// spec.imageCache.
+	PodStagingDir    = "/var/lib/glance/staging"
+	PodTasksDir      = "/var/lib/glance/tasks-work"
+	PodImageCacheDir = "/var/lib/glance/image-cache"
+
 	// AnnotationGlanceAPIImage and AnnotationCredentialsImage record, on a
 	// wired workload, the image the function last set, so that a later
 	// change made after it (kustomize images: in an overlay, a kpt setter)

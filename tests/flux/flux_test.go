@@ -98,7 +98,7 @@ func TestPrerenderedOutputBuildsUnderFlux(t *testing.T) {
 		got, _ := os.ReadFile(filepath.Join(out, f))
 		want, err := os.ReadFile(filepath.Join(root, "examples", "flux", "rendered", f))
 		if err != nil || string(got) != string(want) {
-			t.Errorf("examples/flux/rendered/%s is not what `make flux-render OVERLAY=examples/flux/overlay OUT=examples/flux/rendered` writes: render it again", f)
+			t.Errorf("examples/flux/rendered/%s is not what a fresh render writes: `rm -rf examples/flux/rendered && make flux-render OVERLAY=examples/flux/overlay OUT=examples/flux/rendered` (into an existing folder it carries the previous copies)", f)
 		}
 	}
 	res, err := fluxBuild(t, out)
