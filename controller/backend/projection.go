@@ -110,17 +110,12 @@ func servingAPIs(g *v1alpha1.Glance, store string) []string {
 	return out
 }
 
-// deploymentsOf are an API's Deployments: labelled with it, else named
-// for it; without spec.apis, every Deployment of the Glance.
+// deploymentsOf are the Deployments that serve an API (Glance.ServedAPI,
+// the rule the function wires them by).
 func deploymentsOf(g *v1alpha1.Glance, api string, all []appsv1.Deployment) []*appsv1.Deployment {
 	var out []*appsv1.Deployment
 	for i := range all {
-		d := &all[i]
-		label := d.Labels[v1alpha1.LabelAPI]
-		switch {
-		case len(g.Spec.APIs) == 0 && (label == "" || label == api),
-			label == api,
-			label == "" && d.Name == v1alpha1.APIObjectName(g.Name, api):
+		if d := &all[i]; g.ServedAPI(d.Name, d.Labels[v1alpha1.LabelAPI]) == api {
 			out = append(out, d)
 		}
 	}

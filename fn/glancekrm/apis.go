@@ -45,19 +45,7 @@ func (r *invocation) assign(ge *glanceEntry, apis []v1alpha1.ResolvedAPI) ([]*ap
 	}
 	ok := true
 	for _, obj := range ge.workloads {
-		name := obj.GetLabel(v1alpha1.LabelAPI)
-		if name == "" {
-			name = v1alpha1.DefaultAPIName
-			if len(g.Spec.APIs) > 0 {
-				name = ""
-				for _, a := range apis {
-					if obj.GetName() == v1alpha1.APIObjectName(g.Name, a.Name) {
-						name = a.Name
-					}
-				}
-			}
-		}
-		u := byName[name]
+		u := byName[g.ServedAPI(obj.GetName(), obj.GetLabel(v1alpha1.LabelAPI))]
 		if u == nil {
 			r.add(objectResult(obj, fn.Error, fmt.Sprintf(
 				"%s: %s %s belongs to Glance %q but serves none of its APIs (%s): label it %s=<api>, or name it <glance>-<api>",

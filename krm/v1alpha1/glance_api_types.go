@@ -96,3 +96,24 @@ func APIObjectName(glance, api string) string {
 	}
 	return glance + "-" + api
 }
+
+// ServedAPI is the Image API a workload of the Glance serves, the one rule
+// the function (which wires it) and the controller (which judges it) both
+// follow: the API its glance.openstack.c5c3.io/api label names, else the
+// API it is named for (APIObjectName); without spec.apis, an unlabelled
+// workload serves the one API, default. "" when it serves none (a label
+// may name an API the Glance does not declare: the caller says so).
+func (g *Glance) ServedAPI(workload, label string) string {
+	if label != "" {
+		return label
+	}
+	if len(g.Spec.APIs) == 0 {
+		return DefaultAPIName
+	}
+	for _, a := range g.Spec.APIs {
+		if workload == APIObjectName(g.Name, a.Name) {
+			return a.Name
+		}
+	}
+	return ""
+}
