@@ -135,7 +135,10 @@ func start(a Assets) (*Node, error) {
 	if err := n.installBase(Cache()); err != nil {
 		return n, err
 	}
-	return n, n.WaitAvailable("kube-system", "coredns", 2*time.Minute)
+	if err := n.WaitAvailable("kube-system", "coredns", 2*time.Minute); err != nil {
+		return n, err
+	}
+	return n, n.waitDNS(time.Minute)
 }
 
 // cgroupRootPrefix starts the name of every node's cgroup root.
@@ -410,9 +413,7 @@ func (n *Node) Stop() error {
 // are: http://glance.openstack.svc:9292 reaches a Service through
 // kube-proxy.
 func (n *Node) HTTPClient(timeout time.Duration) *http.Client {
-	resolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return n.DialContext(ctx, network, net.JoinHostPort(DNSIP, "53"))
-	}}
+	resolver := n.resolver()
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
@@ -431,6 +432,32 @@ func (n *Node) HTTPClient(timeout time.Duration) *http.Client {
 		return n.DialContext(ctx, network, net.JoinHostPort(host, port))
 	}
 	return &http.Client{Timeout: timeout, Transport: &http.Transport{DialContext: dial, MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second}}
+}
+
+// resolver asks CoreDNS through its Service's ClusterIP, as a pod does.
+func (n *Node) resolver() *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return n.DialContext(ctx, network, net.JoinHostPort(DNSIP, "53"))
+	}}
+}
+
+// waitDNS waits until a name resolves through the DNS Service: CoreDNS
+// Available is not yet kube-proxy's rules for its endpoints (until they
+// are programmed, the Service's REJECT rule refuses every query).
+func (n *Node) waitDNS(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := n.resolver().LookupHost(ctx, "kubernetes.default.svc."+ClusterDomain)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no name resolves through the DNS Service %s after %s: %w", DNSIP, limit, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // Import loads OCI archives into the node's containerd, where the kubelet
