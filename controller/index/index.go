@@ -25,25 +25,31 @@ const (
 // Setup registers the indexes with the manager's cache.
 func Setup(ctx context.Context, mgr manager.Manager) error {
 	fi := mgr.GetFieldIndexer()
-	if err := fi.IndexField(ctx, &v1alpha1.GlanceBackend{}, BackendGlance, func(o client.Object) []string {
-		return []string{o.(*v1alpha1.GlanceBackend).Spec.GlanceRef.Name}
-	}); err != nil {
+	if err := fi.IndexField(ctx, &v1alpha1.GlanceBackend{}, BackendGlance, backendGlance); err != nil {
 		return err
 	}
-	if err := fi.IndexField(ctx, &v1alpha1.GlanceBackend{}, BackendSecret, func(o client.Object) []string {
-		if s3 := o.(*v1alpha1.GlanceBackend).Spec.S3; s3 != nil {
-			return []string{s3.CredentialsSecretRef.Name}
-		}
-		return nil
-	}); err != nil {
+	if err := fi.IndexField(ctx, &v1alpha1.GlanceBackend{}, BackendSecret, backendSecret); err != nil {
 		return err
 	}
-	return fi.IndexField(ctx, &v1alpha1.Glance{}, GlanceTargetCluster, func(o client.Object) []string {
-		if ref := o.(*v1alpha1.Glance).Spec.TargetClusterRef; ref != nil {
-			return []string{ref.Name}
-		}
-		return nil
-	})
+	return fi.IndexField(ctx, &v1alpha1.Glance{}, GlanceTargetCluster, glanceTargetCluster)
+}
+
+func backendGlance(o client.Object) []string {
+	return []string{o.(*v1alpha1.GlanceBackend).Spec.GlanceRef.Name}
+}
+
+func backendSecret(o client.Object) []string {
+	if s3 := o.(*v1alpha1.GlanceBackend).Spec.S3; s3 != nil {
+		return []string{s3.CredentialsSecretRef.Name}
+	}
+	return nil
+}
+
+func glanceTargetCluster(o client.Object) []string {
+	if ref := o.(*v1alpha1.Glance).Spec.TargetClusterRef; ref != nil {
+		return []string{ref.Name}
+	}
+	return nil
 }
 
 // Backends lists the GlanceBackends attached to a Glance.

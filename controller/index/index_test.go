@@ -17,7 +17,7 @@ import (
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
-// A fake client with the same indexes Setup registers: the mappers are
+// A fake client with the indexes Setup registers: the mappers are
 // judged by which requests they return (the manager's integration tests
 // run them on a real API server).
 func indexed(t *testing.T, objs ...client.Object) client.Client {
@@ -27,21 +27,9 @@ func indexed(t *testing.T, objs ...client.Object) client.Client {
 		t.Fatal(err)
 	}
 	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
-		WithIndex(&v1alpha1.GlanceBackend{}, BackendGlance, func(o client.Object) []string {
-			return []string{o.(*v1alpha1.GlanceBackend).Spec.GlanceRef.Name}
-		}).
-		WithIndex(&v1alpha1.GlanceBackend{}, BackendSecret, func(o client.Object) []string {
-			if s3 := o.(*v1alpha1.GlanceBackend).Spec.S3; s3 != nil {
-				return []string{s3.CredentialsSecretRef.Name}
-			}
-			return nil
-		}).
-		WithIndex(&v1alpha1.Glance{}, GlanceTargetCluster, func(o client.Object) []string {
-			if ref := o.(*v1alpha1.Glance).Spec.TargetClusterRef; ref != nil {
-				return []string{ref.Name}
-			}
-			return nil
-		}).Build()
+		WithIndex(&v1alpha1.GlanceBackend{}, BackendGlance, backendGlance).
+		WithIndex(&v1alpha1.GlanceBackend{}, BackendSecret, backendSecret).
+		WithIndex(&v1alpha1.Glance{}, GlanceTargetCluster, glanceTargetCluster).Build()
 }
 
 func backend(ns, name, glance, secret string) *v1alpha1.GlanceBackend {
