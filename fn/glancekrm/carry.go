@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/c5c3/glance-krm/fn/glancekrm/history"
+
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
@@ -62,8 +64,8 @@ func KeepHistory(previous, current, config []byte) ([]byte, fn.Results, error) {
 
 // isRenderedCopy: a hashed Secret or ConfigMap the function rendered.
 func isRenderedCopy(o *fn.KubeObject) bool {
-	k, ok := generatedKey(o)
-	return ok && (k.component == v1alpha1.ComponentBackends || k.component == v1alpha1.ComponentConfig)
+	k, ok := history.KeyOf(o)
+	return ok && (k.Component == v1alpha1.ComponentBackends || k.Component == v1alpha1.ComponentConfig)
 }
 
 func readDocs(b []byte) (fn.KubeObjects, error) {

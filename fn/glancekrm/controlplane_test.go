@@ -150,7 +150,7 @@ spec:
 		t.Fatal(err)
 	}
 	for _, o := range rl.Items {
-		if o.GetKind() != controlPlaneKind {
+		if o.GetKind() != "ControlPlane" {
 			continue
 		}
 		entries, _, err := o.NestedSlice("spec", "services", "glance", "backends")

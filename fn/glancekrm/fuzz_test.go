@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/c5c3/glance-krm/fn/glancekrm/render"
+
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -74,7 +76,7 @@ func FuzzRules(f *testing.F) {
 		}
 		g := &v1alpha1.Glance{}
 		g.Name, g.Namespace = "glance", "ns"
-		if _, err := renderBackendsConf(g, []*v1alpha1.GlanceBackend{b}).String(); err != nil {
+		if _, err := render.API(g, []*v1alpha1.GlanceBackend{b}, b.Name, nil); err != nil {
 			t.Fatalf("a backend the rules accept does not render: %v", err)
 		}
 	})

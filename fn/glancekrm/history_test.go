@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/c5c3/glance-krm/fn/glancekrm/history"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 
@@ -96,7 +98,7 @@ func (s *state) mounted() (configMap, secret string) {
 }
 
 // TestHistory: a default flip changes the ConfigMap only; flipping back
-// reuses the old name as the newest revision; at most HistoryLimit copies
+// reuses the old name as the newest revision; at most history.Limit copies
 // of each kind are kept, the oldest dropped first; adding a backend changes
 // both names.
 func TestHistory(t *testing.T) {
@@ -154,8 +156,8 @@ func TestHistory(t *testing.T) {
 		t.Fatalf("adding a backend must change both names: ConfigMap %s -> %s, Secret %s -> %s", cm4, cm5, sec1, sec5)
 	}
 	want("Secret", map[string]string{sec1: "1", sec5: "2"})
-	if n := len(s.copies("ConfigMap")); n != HistoryLimit {
-		t.Errorf("%d ConfigMap copies, want %d", n, HistoryLimit)
+	if n := len(s.copies("ConfigMap")); n != history.Limit {
+		t.Errorf("%d ConfigMap copies, want %d", n, history.Limit)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // them, as the seed operator merges them. The build cannot read the
 // cluster, so the ConfigMap must be part of the input (the same
 // kustomization or kpt package); its absence is an error, not a guess.
-func (r *invocation) policyRules(ge *glanceEntry) (map[string]string, *field.Error) {
+func policyRules(inv *inventory, ge *glanceEntry) (map[string]string, *field.Error) {
 	po := ge.g.Spec.PolicyOverrides
 	if po == nil {
 		return nil, nil
@@ -24,7 +24,7 @@ func (r *invocation) policyRules(ge *glanceEntry) (map[string]string, *field.Err
 	rules := map[string]string{}
 	if po.ConfigMapRef != nil {
 		path := field.NewPath("spec", "policyOverrides", "configMapRef", "name")
-		cm := r.configMaps[objKey{ge.g.Namespace, po.ConfigMapRef.Name}]
+		cm := inv.configMaps[objKey{ge.g.Namespace, po.ConfigMapRef.Name}]
 		if cm == nil {
 			return nil, field.NotFound(path, fmt.Sprintf(
 				"ConfigMap %s is not in the input: glance-krm merges its policy.yaml at build time, so add the ConfigMap to the same kustomization or kpt package", po.ConfigMapRef.Name))
@@ -47,11 +47,12 @@ func (r *invocation) policyRules(ge *glanceEntry) (map[string]string, *field.Err
 // a metadef create, update or delete rule they open to callers without
 // the admin role is refused (AdminOnly, the default) or reported
 // (PolicyOverrides), naming the rule.
-func (r *invocation) checkMetadef(ge *glanceEntry, policy map[string]string) bool {
+func checkMetadef(ge *glanceEntry, policy map[string]string) (fn.Results, bool) {
 	opened := v1alpha1.OpenedMetadefRules(ge.g.Spec.OpenStackRelease, policy)
 	if len(opened) == 0 {
-		return true
+		return nil, true
 	}
+	var results fn.Results
 	severity, ok := fn.Error, false
 	advice := "make it require the admin role, or set spec.metadefWrites: PolicyOverrides to let the overrides decide"
 	if ge.g.Spec.MetadefWrites == v1alpha1.MetadefWritesPolicyOverrides {
@@ -63,9 +64,9 @@ func (r *invocation) checkMetadef(ge *glanceEntry, policy map[string]string) boo
 		if po := ge.g.Spec.PolicyOverrides; po != nil && po.Rules[rule] != "" {
 			p = fmt.Sprintf("spec.policyOverrides.rules[%s]", rule)
 		}
-		r.add(withField(objectResult(ge.obj, severity, fmt.Sprintf(
+		results = append(results, withField(objectResult(ge.obj, severity, fmt.Sprintf(
 			"%s: metadef write rule %q is open to callers without the admin role under the policy overrides (release %s): Glance keeps metadef create, update and delete admin-only, as anyone allowed can fill its database with metadef objects (metadef API security); %s",
 			Name, rule, ge.g.Spec.OpenStackRelease, advice)), p))
 	}
-	return ok
+	return results, ok
 }

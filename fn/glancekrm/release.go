@@ -19,19 +19,20 @@ import (
 // gets one warning, never silence.
 
 // checkRelease reports every option name the Glance's release does not
-// read; it returns false when there is an error.
-func (r *invocation) checkRelease(ge *glanceEntry) bool {
+// read; it refuses the Glance on an error.
+func checkRelease(ge *glanceEntry) (fn.Results, bool) {
+	var results fn.Results
 	g := ge.g
 	cat := catalogs.For(g.Spec.OpenStackRelease)
 	if cat == nil {
-		r.add(withField(objectResult(ge.obj, fn.Warning, fmt.Sprintf(
+		results = append(results, withField(objectResult(ge.obj, fn.Warning, fmt.Sprintf(
 			"%s: no option catalog for openStackRelease %q (catalogs: %s): the names in extraOptions and extraConfig are not checked against the options Glance reads",
 			Name, g.Spec.OpenStackRelease, strings.Join(catalogs.Releases(), ", "))), "spec.openStackRelease"))
-		return true
+		return results, true
 	}
 	ok := true
 	fail := func(obj *fn.KubeObject, field, msg string) {
-		r.add(withTag(withField(objectResult(obj, fn.Error, Name+": "+msg), field), tagRule, "release-catalog"))
+		results = append(results, withTag(withField(objectResult(obj, fn.Error, Name+": "+msg), field), tagRule, "release-catalog"))
 		ok = false
 	}
 	from := fmt.Sprintf("Glance %s (%s)", cat.Release, cat.Short())
@@ -73,7 +74,7 @@ func (r *invocation) checkRelease(ge *glanceEntry) bool {
 			}
 		}
 	}
-	return ok
+	return results, ok
 }
 
 func didYouMean(s string, names []string) string {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/c5c3/glance-krm/fn/glancekrm/render"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/c5c3/glance-krm/internal/testenv"
@@ -55,9 +57,9 @@ json.dump({n or "root": logging.getLevelName(logging.getLogger(n).level) for n i
 					continue
 				}
 				conf, _, _ := o.NestedString("data", v1alpha1.KeyGlanceAPIConf)
-				logging, _, _ := o.NestedString("data", loggingFile)
-				conf = strings.ReplaceAll(conf, v1alpha1.MountConfigDir+loggingFile, filepath.Join(dir, loggingFile))
-				for name, text := range map[string]string{"glance-api.conf": conf, loggingFile: logging} {
+				logging, _, _ := o.NestedString("data", render.LoggingFile)
+				conf = strings.ReplaceAll(conf, v1alpha1.MountConfigDir+render.LoggingFile, filepath.Join(dir, render.LoggingFile))
+				for name, text := range map[string]string{"glance-api.conf": conf, render.LoggingFile: logging} {
 					if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 						t.Fatal(err)
 					}

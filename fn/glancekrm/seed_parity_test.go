@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/c5c3/glance-krm/fn/glancekrm/render"
+
 	"github.com/c5c3/glance-krm/internal/testenv"
 
 	"github.com/google/go-cmp/cmp"
@@ -40,7 +42,7 @@ const seedConfigDir = "/etc/glance/glance-api.conf.d/"
 
 // oursOnly are the files glance-krm renders that the seed does not.
 var oursOnly = map[string]string{
-	uwsgiFile: "the seed puts the uWSGI settings on its Deployment's command line; here they are a file the workload loads",
+	render.UWSGIFile: "the seed puts the uWSGI settings on its Deployment's command line; here they are a file the workload loads",
 }
 
 // TestRenderMatchesTheSeed renders each case of krm/testdata/seed/render
@@ -158,9 +160,9 @@ func compareRenders(t *testing.T, seed, ours map[string]string) {
 		switch name {
 		case v1alpha1.KeyGlanceAPIConf:
 			req["oslo"] = append(req["oslo"], p[0], p[1])
-		case pasteFile, loggingFile:
+		case render.PasteFile, render.LoggingFile:
 			req["ini"] = append(req["ini"], p[0], p[1])
-		case policyFile:
+		case render.PolicyFile:
 			var a, b map[string]string
 			if err := yaml.Unmarshal([]byte(seed[name]), &a); err != nil {
 				t.Fatal(err)
@@ -187,7 +189,7 @@ func compareRenders(t *testing.T, seed, ours map[string]string) {
 				}
 			}
 		}
-		if name == loggingFile {
+		if name == render.LoggingFile {
 			// The seed's logging.conf drops spec.logging.debug and
 			// perLoggerLevels (oslo.log applies neither once
 			// log_config_append is set); ours keeps them

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/c5c3/glance-krm/fn/glancekrm/render"
+
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/ini.v1"
 
@@ -73,7 +75,7 @@ func TestWorkloadMatchesTheSeed(t *testing.T) {
 			var uwsgiINI string
 			for _, o := range rl.Items {
 				if o.GetLabel(v1alpha1.LabelComponent) == v1alpha1.ComponentConfig {
-					uwsgiINI, _, _ = o.NestedString("data", uwsgiFile)
+					uwsgiINI, _, _ = o.NestedString("data", render.UWSGIFile)
 				}
 				if o.GetLabel(v1alpha1.LabelComponent) != v1alpha1.ComponentWorkload {
 					continue
@@ -343,8 +345,8 @@ func compareUWSGI(t *testing.T, seed, ours map[string]any, iniText string) {
 	for _, k := range f.Section("uwsgi").Keys() {
 		got[k.Name()] = k.Value()
 	}
-	if got["ini"] != v1alpha1.MountConfigDir+uwsgiFile {
-		t.Errorf("uwsgi --ini %q, want the rendered %s", got["ini"], v1alpha1.MountConfigDir+uwsgiFile)
+	if got["ini"] != v1alpha1.MountConfigDir+render.UWSGIFile {
+		t.Errorf("uwsgi --ini %q, want the rendered %s", got["ini"], v1alpha1.MountConfigDir+render.UWSGIFile)
 	}
 	delete(got, "ini")
 	for k, d := range uwsgiDifferences {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -39,6 +41,10 @@ const (
 	DefaultUWSGIThreads = 16
 	// UWSGIFromRelease is the first release glance-api runs under uWSGI.
 	UWSGIFromRelease = "2026.1"
+	// The seed's termination grace and preStop sleep of the workload
+	// (spec.deployment leaves them unset).
+	DefaultTerminationGraceSeconds = int64(30)
+	DefaultPreStopSleepSeconds     = int64(5)
 )
 
 // UsesUWSGI tells whether the release launches glance-api under uWSGI
@@ -185,4 +191,22 @@ func (i ImageSpec) Ref() string {
 		return i.Repository + "@" + i.Digest
 	}
 	return i.Repository + ":" + i.Tag
+}
+
+// TerminationGraceSeconds is the pods' termination grace period.
+func (s *GlanceSpec) TerminationGraceSeconds() int64 {
+	return ptr.Deref(s.Deployment.TerminationGracePeriodSeconds, DefaultTerminationGraceSeconds)
+}
+
+// PreStopSleepSeconds is how long a stopping pod sleeps while the
+// endpoints drop it, before it drains.
+func (s *GlanceSpec) PreStopSleepSeconds() int64 {
+	return ptr.Deref(s.Deployment.PreStopSleepSeconds, DefaultPreStopSleepSeconds)
+}
+
+// DrainSeconds is how long a stopping pod waits for its running requests:
+// the grace period less the preStop sleep and five seconds to exit in.
+// The preStop hook waits this long, and uWSGI's worker-reload-mercy too.
+func (s *GlanceSpec) DrainSeconds() int64 {
+	return max(1, s.TerminationGraceSeconds()-s.PreStopSleepSeconds()-5)
 }

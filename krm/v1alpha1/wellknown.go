@@ -70,6 +70,10 @@ const (
 	PodTasksDir      = "/var/lib/glance/tasks-work"
 	PodImageCacheDir = "/var/lib/glance/image-cache"
 
+	// APIPort is where glance-api listens in the pod, for either server;
+	// the Services, probes, NetworkPolicy and the preStop drain name it.
+	APIPort = int32(9292)
+
 	// AnnotationGlanceAPIImage and AnnotationCredentialsImage record, on a
 	// wired workload, the image the function last set, so that a later
 	// change made after it (kustomize images: in an overlay, a kpt setter)
@@ -158,4 +162,13 @@ const CABundleDir = MountConfigDir + "s3-ca/"
 // CABundlePath is the file s3_store_cacert names for a store.
 func CABundlePath(store string) string {
 	return CABundleDir + store + ".pem"
+}
+
+// NamespacedName is how messages name an object: namespace/name, or the
+// name alone when the object has no namespace (a build without one).
+func NamespacedName(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
 }

@@ -1,4 +1,4 @@
-package glancekrm
+package ynode
 
 import (
 	"encoding/json"
@@ -11,11 +11,11 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// toKubeObject turns a typed Kubernetes object (or a plain map) into an
+// Object turns a typed Kubernetes object (or a plain map) into an
 // item of the ResourceList, without the empty status and null fields that
 // Go's zero values marshal to; keys come out sorted, so the output is the
 // same for the same object.
-func toKubeObject(obj any) (*fn.KubeObject, error) {
+func Object(obj any) (*fn.KubeObject, error) {
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
@@ -25,32 +25,32 @@ func toKubeObject(obj any) (*fn.KubeObject, error) {
 		return nil, err
 	}
 	delete(m, "status")
-	return fn.MoveToKubeObject(yaml.NewRNode(node(m))), nil
+	return fn.MoveToKubeObject(yaml.NewRNode(FromJSON(m))), nil
 }
 
-// node builds the YAML node of a decoded JSON value directly (keys
+// FromJSON builds the YAML node of a decoded JSON value directly (keys
 // sorted, nulls left out), without a marshal and parse round trip: the
 // function generates several objects per Glance.
-func node(v any) *yaml.Node {
+func FromJSON(v any) *yaml.Node {
 	switch v := v.(type) {
 	case map[string]any:
 		n := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
 		for _, k := range slices.Sorted(maps.Keys(v)) {
 			if v[k] != nil {
-				n.Content = append(n.Content, str(k), node(v[k]))
+				n.Content = append(n.Content, Str(k), FromJSON(v[k]))
 			}
 		}
 		return n
 	case []any:
 		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq}
 		for _, x := range v {
-			n.Content = append(n.Content, node(x))
+			n.Content = append(n.Content, FromJSON(x))
 		}
 		return n
 	case string:
-		return str(v)
+		return Str(v)
 	case bool:
-		return value(v)
+		return Value(v)
 	case float64:
 		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
 			return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagInt, Value: strconv.FormatInt(int64(v), 10)}

@@ -1,4 +1,4 @@
-package glancekrm
+package render
 
 import (
 	"net"
@@ -11,15 +11,15 @@ import (
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
-// egress is what glance-api will contact, read out of its rendered files
+// Egress is what glance-api will contact, read out of its rendered files
 // (so an endpoint added through extraConfig or extraOptions is admitted
 // like a typed one), as a NetworkPolicy can admit it: by TCP port, since
 // a policy cannot name a host. Unknown are the contacts whose port no
 // rendered file holds; the NetworkPolicy's owner admits them with
 // spec.networkPolicy.additionalEgress.
-type egress struct {
-	ports   []int32
-	unknown []string
+type Egress struct {
+	Ports   []int32
+	Unknown []string
 }
 
 // schemePorts are the ports a URL without one reaches.
@@ -35,8 +35,8 @@ var schemePorts = map[string]int32{
 // contacts no file holds are reported: barbican, found through Keystone's
 // catalog when no barbican_endpoint is set, and web-download from any
 // port when allowed_ports is empty.
-func egressOf(s *v1alpha1.GlanceSpec, files ...*oslo.File) egress {
-	e := egress{ports: []int32{s.Database.DatabasePort()}}
+func egressOf(s *v1alpha1.GlanceSpec, files ...*oslo.File) Egress {
+	e := Egress{Ports: []int32{s.Database.DatabasePort()}}
 	opt := map[string]string{}
 	for _, f := range files {
 		for _, sec := range f.Sections {
@@ -47,32 +47,32 @@ func egressOf(s *v1alpha1.GlanceSpec, files ...*oslo.File) egress {
 		}
 	}
 	if opt["[key_manager] backend"] == "barbican" && opt["[barbican] barbican_endpoint"] == "" {
-		e.unknown = append(e.unknown, "barbican (image signature verification), whose endpoint glance finds in Keystone's catalog")
+		e.Unknown = append(e.Unknown, "barbican (image signature verification), whose endpoint glance finds in Keystone's catalog")
 	}
 	if strings.Contains(opt["[DEFAULT] enabled_import_methods"], "web-download") {
 		ports := strings.FieldsFunc(opt["[import_filtering_opts] allowed_ports"], func(r rune) bool { return r == ',' || r == '[' || r == ']' || r == ' ' })
 		if len(ports) == 0 {
-			e.unknown = append(e.unknown, "web-download, whose allowed_ports is empty: any port")
+			e.Unknown = append(e.Unknown, "web-download, whose allowed_ports is empty: any port")
 		}
 		for _, tok := range ports {
 			if p, ok := portOf(tok); ok {
-				e.ports = append(e.ports, p)
+				e.Ports = append(e.Ports, p)
 			}
 		}
 	}
-	slices.Sort(e.ports)
-	e.ports = slices.Compact(e.ports)
+	slices.Sort(e.Ports)
+	e.Ports = slices.Compact(e.Ports)
 	return e
 }
 
-func (e *egress) add(key, value string) {
+func (e *Egress) add(key, value string) {
 	for _, tok := range strings.FieldsFunc(value, func(r rune) bool { return r == ',' || r == ' ' || r == '[' || r == ']' }) {
 		if strings.Contains(tok, "://") {
 			if u, err := url.Parse(tok); err == nil && u.Hostname() != "" {
 				if p, ok := portOf(u.Port()); ok {
-					e.ports = append(e.ports, p)
+					e.Ports = append(e.Ports, p)
 				} else if p, ok := schemePorts[strings.ToLower(u.Scheme)]; ok {
-					e.ports = append(e.ports, p)
+					e.Ports = append(e.Ports, p)
 				}
 			}
 			continue
@@ -80,10 +80,10 @@ func (e *egress) add(key, value string) {
 		if strings.HasSuffix(key, "_servers") {
 			if _, ps, err := net.SplitHostPort(strings.TrimPrefix(tok, "inet:")); err == nil {
 				if p, ok := portOf(ps); ok {
-					e.ports = append(e.ports, p)
+					e.Ports = append(e.Ports, p)
 				}
 			} else if key == "memcached_servers" || key == "memcache_servers" {
-				e.ports = append(e.ports, v1alpha1.DefaultMemcachedPort)
+				e.Ports = append(e.Ports, v1alpha1.DefaultMemcachedPort)
 			}
 		}
 	}
@@ -94,18 +94,18 @@ func portOf(s string) (int32, bool) {
 	return int32(n), err == nil && n > 0 && n <= 65535
 }
 
-// union is the contacts of several APIs' files.
-func union(es ...egress) egress {
-	var out egress
+// Union is the contacts of several APIs' files.
+func Union(es ...Egress) Egress {
+	var out Egress
 	for _, e := range es {
-		out.ports = append(out.ports, e.ports...)
-		for _, u := range e.unknown {
-			if !slices.Contains(out.unknown, u) {
-				out.unknown = append(out.unknown, u)
+		out.Ports = append(out.Ports, e.Ports...)
+		for _, u := range e.Unknown {
+			if !slices.Contains(out.Unknown, u) {
+				out.Unknown = append(out.Unknown, u)
 			}
 		}
 	}
-	slices.Sort(out.ports)
-	out.ports = slices.Compact(out.ports)
+	slices.Sort(out.Ports)
+	out.Ports = slices.Compact(out.Ports)
 	return out
 }

@@ -1,4 +1,4 @@
-package glancekrm
+package decode
 
 import (
 	"encoding/json"

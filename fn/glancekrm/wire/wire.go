@@ -1,4 +1,4 @@
-package glancekrm
+package wire
 
 import (
 	"errors"
@@ -6,35 +6,38 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/c5c3/glance-krm/fn/glancekrm/ynode"
+
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
-// wiring is what one Glance's workloads must point at.
-type wiring struct {
-	glance           *v1alpha1.Glance
-	backends         []*v1alpha1.GlanceBackend
-	configMap        string
-	backendsSec      string
-	credentialsImage string
-	// rendered maps the OS_<GROUP>__<OPTION> variable of every option the
-	// function delivers to where the option comes from: such a variable
-	// in the container would silently win over the rendered files.
-	rendered map[string]string
+// Wiring is what one Glance's workloads must point at.
+type Wiring struct {
+	Glance           *v1alpha1.Glance
+	Backends         []*v1alpha1.GlanceBackend // the stores of the API the workload serves
+	ConfigMap        string                    // the rendered config ConfigMap
+	BackendsSecret   string                    // the rendered backends.conf Secret
+	CredentialsImage string
+	// Options maps the OS_<GROUP>__<OPTION> variable of every option the
+	// rendered files set to the option (render.Files.Options): such a
+	// variable in the container would silently win over the files, as it
+	// would over the credentials the init container writes.
+	Options map[string]string
 }
 
-// isWorkloadKind tells whether glance-krm wires objects of this kind.
-func isWorkloadKind(apiVersion, kind string) bool {
+// IsWorkloadKind tells whether glance-krm wires objects of this kind.
+func IsWorkloadKind(apiVersion, kind string) bool {
 	return apiVersion == "apps/v1" && (kind == "Deployment" || kind == "StatefulSet")
 }
 
-// configDirs are the directories glance-krm mounts, in the order
+// ConfigDirs are the directories glance-krm mounts, in the order
 // oslo.config must read them (later ones win): the ones it reads by
 // default for glance-api, so that a command line without --config-dir, a
 // shell script and a WSGI server (which takes no flags) all read them.
-var configDirs = []string{v1alpha1.MountConfigDir, v1alpha1.MountCredentialsDir}
+var ConfigDirs = []string{v1alpha1.MountConfigDir, v1alpha1.MountCredentialsDir}
 
 // legacyConfigDirs are the --config-dir flags an earlier glance-krm
 // appended; oslo.config refuses a --config-dir that does not exist, so
@@ -46,8 +49,8 @@ var legacyConfigDirs = []string{"/etc/glance/backends.conf.d/", "/etc/glance/cre
 // everything before it changes anything, so a refused workload is left as
 // it was; it returns a warning when the workload has no glance-api
 // container. Each step finds what is already there before it adds, so
-// wiring a wired workload changes nothing.
-func (w wiring) wire(rn *yaml.RNode) (string, []error) {
+// Wiring a wired workload changes nothing.
+func (w Wiring) Workload(rn *yaml.RNode) (string, []error) {
 	pod, err := rn.Pipe(yaml.Lookup("spec", "template", "spec"))
 	if err != nil {
 		return "", nonNil(err)
@@ -62,7 +65,7 @@ func (w wiring) wire(rn *yaml.RNode) (string, []error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	dirs, err := mountDirs(c, &w.glance.Spec)
+	dirs, err := mountDirs(c, &w.Glance.Spec)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -71,7 +74,7 @@ func (w wiring) wire(rn *yaml.RNode) (string, []error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	image, err := mergeImage(rn, v1alpha1.AnnotationGlanceAPIImage, c, "container "+v1alpha1.GlanceAPIContainer, w.glance.Spec.Image.Ref())
+	image, err := mergeImage(rn, v1alpha1.AnnotationGlanceAPIImage, c, "container "+v1alpha1.GlanceAPIContainer, w.Glance.Spec.Image.Ref())
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -79,7 +82,7 @@ func (w wiring) wire(rn *yaml.RNode) (string, []error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	initImage, err := mergeImage(rn, v1alpha1.AnnotationCredentialsImage, initC, "init container "+v1alpha1.CredentialsContainer, w.credentialsImage)
+	initImage, err := mergeImage(rn, v1alpha1.AnnotationCredentialsImage, initC, "init container "+v1alpha1.CredentialsContainer, w.CredentialsImage)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -90,7 +93,7 @@ func (w wiring) wire(rn *yaml.RNode) (string, []error) {
 }
 
 // apply makes the changes wire decided on.
-func (w wiring) apply(rn, pod, c *yaml.RNode, legacy map[string]bool, plan configDirPlan, dirs, legacyEnv []string, image, initImage string) error {
+func (w Wiring) apply(rn, pod, c *yaml.RNode, legacy map[string]bool, plan configDirPlan, dirs, legacyEnv []string, image, initImage string) error {
 
 	if err := w.setVolumes(pod, legacy); err != nil {
 		return err
@@ -113,7 +116,7 @@ func (w wiring) apply(rn, pod, c *yaml.RNode, legacy map[string]bool, plan confi
 	if err := removeEnv(c, legacyEnv); err != nil {
 		return err
 	}
-	for _, a := range [][2]string{{v1alpha1.AnnotationCredentialsImage, w.credentialsImage}, {v1alpha1.AnnotationGlanceAPIImage, w.glance.Spec.Image.Ref()}} {
+	for _, a := range [][2]string{{v1alpha1.AnnotationCredentialsImage, w.CredentialsImage}, {v1alpha1.AnnotationGlanceAPIImage, w.Glance.Spec.Image.Ref()}} {
 		if err := rn.PipeE(yaml.SetAnnotation(a[0], a[1])); err != nil {
 			return err
 		}
@@ -121,7 +124,7 @@ func (w wiring) apply(rn, pod, c *yaml.RNode, legacy map[string]bool, plan confi
 	// Every workload glance-krm wires carries its Glance's name as a label
 	// (on the object, not the pods): the runtime controller caches only
 	// Deployments with this label.
-	return rn.PipeE(yaml.SetLabel(v1alpha1.LabelGlance, w.glance.Name))
+	return rn.PipeE(yaml.SetLabel(v1alpha1.LabelGlance, w.Glance.Name))
 }
 
 func nonNil(err error) []error {
@@ -220,7 +223,7 @@ func (p configDirPlan) apply(c *yaml.RNode) error {
 		return err
 	}
 	for _, d := range p.missing {
-		if err := list.PipeE(yaml.Append(str("--config-dir"), str(d))); err != nil {
+		if err := list.PipeE(yaml.Append(ynode.Str("--config-dir"), ynode.Str(d))); err != nil {
 			return err
 		}
 	}
@@ -244,10 +247,10 @@ func planConfigDirs(c *yaml.RNode) (configDirPlan, error) {
 	if len(args) == 0 && len(command) > 0 {
 		field = "command"
 	}
-	name := getString(c, "name")
+	name := ynode.String(c, "name")
 	if script, ok := shellScript(argv); ok {
 		var missing []string
-		for _, d := range configDirs {
+		for _, d := range ConfigDirs {
 			if !scriptNamesDir(script, d) {
 				missing = append(missing, d)
 			}
@@ -260,7 +263,7 @@ func planConfigDirs(c *yaml.RNode) (configDirPlan, error) {
 			return configDirPlan{field: field, missing: missing}, nil
 		}
 		return configDirPlan{}, fmt.Errorf("container %s starts glance-api through a shell script that names its own --config-dir, which turns off oslo.config's default directories, and glance-krm cannot add its own to a script: end the glance-api line of the script with %s, or pass \"$@\" to glance-api and give the script a name argument, or drop the script's --config-dir",
-			name, flagText(configDirs))
+			name, ConfigDirFlags(ConfigDirs))
 	}
 	switch {
 	case len(command) == 0 && !runsGlanceAPI(args):
@@ -304,7 +307,8 @@ func stripLegacyDirs(c *yaml.RNode) error {
 	return nil
 }
 
-func flagText(dirs []string) string {
+// ConfigDirFlags is the --config-dir flags of a shell command line.
+func ConfigDirFlags(dirs []string) string {
 	var parts []string
 	for _, d := range dirs {
 		parts = append(parts, "--config-dir "+d)
@@ -337,7 +341,7 @@ func scriptNamesDir(script, dir string) bool {
 
 func missingDirs(argv []string) []string {
 	var missing []string
-	for _, d := range configDirs {
+	for _, d := range ConfigDirs {
 		want := strings.TrimSuffix(d, "/")
 		found := false
 		for i, a := range argv {
@@ -372,29 +376,29 @@ func stringList(c *yaml.RNode, field string) []string {
 }
 
 // mountDirs are the directories glance-krm mounts into a glance-api
-// container: configDirs, and where a WSGI server runs a glance that reads
+// container: ConfigDirs, and where a WSGI server runs a glance that reads
 // the server's own directory (WSGIReadsServerDir) the credentials once
 // more there, /etc/glance/<server>.conf.d/. A shell script starting a
 // WSGI server on such a release is refused: which program the script
 // finally runs decides the directory, and a script cannot be read for it.
 func mountDirs(c *yaml.RNode, s *v1alpha1.GlanceSpec) ([]string, error) {
 	if !s.WSGIReadsServerDir() {
-		return configDirs, nil
+		return ConfigDirs, nil
 	}
 	argv := append(stringList(c, "command"), stringList(c, "args")...)
 	if script, ok := shellScript(argv); ok {
 		for _, server := range wsgiServers {
 			if strings.Contains(script, server) {
 				return nil, fmt.Errorf("container %s starts %s through a shell script: glance before 2026.2 reads its credentials from /etc/glance/<program>.conf.d/, named after the program the script finally runs, which glance-krm cannot tell from a script: make %s the container's command (command: [%s, --ini, ...])",
-					getString(c, "name"), server, server, server)
+					ynode.String(c, "name"), server, server, server)
 			}
 		}
-		return configDirs, nil
+		return ConfigDirs, nil
 	}
 	if i := serverOf(argv); i >= 0 {
-		return append(slices.Clone(configDirs), "/etc/glance/"+base(argv[i])+".conf.d/"), nil
+		return append(slices.Clone(ConfigDirs), "/etc/glance/"+base(argv[i])+".conf.d/"), nil
 	}
-	return configDirs, nil
+	return ConfigDirs, nil
 }
 
 // wsgiServers are the WSGI servers glance-krm recognises in a command
@@ -415,14 +419,14 @@ func mountConflicts(c *yaml.RNode, legacy map[string]bool, dirs []string) []erro
 	elems, _ := mounts.Elements()
 	var errs []error
 	for _, m := range elems {
-		name, path := getString(m, "name"), strings.TrimSuffix(getString(m, "mountPath"), "/")
+		name, path := ynode.String(m, "name"), strings.TrimSuffix(ynode.String(m, "mountPath"), "/")
 		if strings.HasPrefix(name, v1alpha1.ReservedPrefix) || legacy[name] {
 			continue
 		}
 		for _, d := range dirs {
 			if path == strings.TrimSuffix(d, "/") {
 				errs = append(errs, fmt.Errorf("volumeMount %q of container %s is at %s, where glance-krm mounts its volume %q: move or remove it (glance-krm's volumes are the %s* ones)",
-					name, getString(c, "name"), d, ourVolumeAt(d), v1alpha1.ReservedPrefix))
+					name, ynode.String(c, "name"), d, ourVolumeAt(d), v1alpha1.ReservedPrefix))
 			}
 		}
 	}
@@ -439,7 +443,7 @@ func ourVolumeAt(dir string) string {
 // legacyVolumes are the unprefixed config and backends volumes that an
 // earlier glance-krm wrote (a kpt package keeps them): recognised by the
 // generated object they name, so a user's own "config" volume is never one.
-func (w wiring) legacyVolumes(pod *yaml.RNode) map[string]bool {
+func (w Wiring) legacyVolumes(pod *yaml.RNode) map[string]bool {
 	out := map[string]bool{}
 	vols, _ := pod.Pipe(yaml.Lookup("volumes"))
 	if vols == nil {
@@ -454,7 +458,7 @@ func (w wiring) legacyVolumes(pod *yaml.RNode) map[string]bool {
 			continue
 		}
 		ref, _ := v.Pipe(yaml.Lookup(path...))
-		if ref != nil && strings.HasPrefix(ref.YNode().Value, w.glance.Name+"-"+name+"-") {
+		if ref != nil && strings.HasPrefix(ref.YNode().Value, w.Glance.Name+"-"+name+"-") {
 			out[name] = true
 		}
 	}
@@ -465,7 +469,7 @@ func (w wiring) legacyVolumes(pod *yaml.RNode) map[string]bool {
 // delivers (oslo.config lets OS_<GROUP>__<OPTION> win over every file),
 // and returns the variables an earlier glance-krm wrote for the same
 // Secrets, which are dropped.
-func (w wiring) envConflicts(c *yaml.RNode) ([]string, error) {
+func (w Wiring) envConflicts(c *yaml.RNode) ([]string, error) {
 	list, _ := c.Pipe(yaml.Lookup("env"))
 	if list == nil {
 		return nil, nil
@@ -475,15 +479,15 @@ func (w wiring) envConflicts(c *yaml.RNode) ([]string, error) {
 	var drop []string
 	var errs []error
 	for _, e := range elems {
-		name := getString(e, "name")
+		name := ynode.String(e, "name")
 		ref, _ := e.Pipe(yaml.Lookup("valueFrom", "secretKeyRef"))
-		if ref != nil && isLegacyEnv(legacy, name, getString(ref, "name"), getString(ref, "key")) {
+		if ref != nil && isLegacyEnv(legacy, name, ynode.String(ref, "name"), ynode.String(ref, "key")) {
 			drop = append(drop, name)
 			continue
 		}
-		if from, ok := w.rendered[strings.ToUpper(name)]; ok {
+		if from, ok := w.overridden(strings.ToUpper(name)); ok {
 			errs = append(errs, fmt.Errorf("env %s of container %s would override %s, which glance-krm delivers (oslo.config lets the environment win over files): remove it and set the option through the Glance or GlanceBackend",
-				name, getString(c, "name"), from))
+				name, ynode.String(c, "name"), from))
 		}
 	}
 	return drop, errors.Join(errs...)
@@ -504,13 +508,13 @@ func isLegacyEnv(legacy map[string]secretKey, name, secret, key string) bool {
 
 // legacyEnv is what glance-krm before the credentials file wrote: a
 // secretKeyRef variable per credential.
-func (w wiring) legacyEnv() map[string]secretKey {
-	s := &w.glance.Spec
+func (w Wiring) legacyEnv() map[string]secretKey {
+	s := &w.Glance.Spec
 	env := map[string]secretKey{
 		v1alpha1.EnvKeystonePassword:   {s.ServiceUser.SecretRef.Name, s.ServiceUser.SecretRef.Key},
 		v1alpha1.EnvDatabaseConnection: {s.Database.SecretRef.Name, s.Database.SecretRef.Key},
 	}
-	for _, b := range w.backends {
+	for _, b := range w.Backends {
 		access, secret := v1alpha1.StoreEnvNames(b.Name)
 		ref := b.Spec.S3.CredentialsSecretRef.Name
 		env[access] = secretKey{ref, v1alpha1.CredentialsAccessKeyID}
@@ -528,7 +532,7 @@ func removeEnv(c *yaml.RNode, names []string) error {
 		return err
 	}
 	list.YNode().Content = slices.DeleteFunc(list.YNode().Content, func(n *yaml.Node) bool {
-		return slices.Contains(names, getString(yaml.NewRNode(n), "name"))
+		return slices.Contains(names, ynode.String(yaml.NewRNode(n), "name"))
 	})
 	if len(list.YNode().Content) == 0 {
 		return c.PipeE(yaml.Clear("env"))
@@ -536,9 +540,9 @@ func removeEnv(c *yaml.RNode, names []string) error {
 	return nil
 }
 
-// envFromSources names the ConfigMaps and Secrets a wired workload's
+// EnvFromSources names the ConfigMaps and Secrets a wired workload's
 // glance-api container takes its environment from, or "".
-func envFromSources(obj *fn.KubeObject) string {
+func EnvFromSources(obj *fn.KubeObject) string {
 	rn := obj.CopyToResourceNode()
 	pod, _ := rn.Pipe(yaml.Lookup("spec", "template", "spec"))
 	c, _, _ := glanceContainer(pod)
@@ -554,9 +558,19 @@ func envFromSources(obj *fn.KubeObject) string {
 	for _, e := range elems {
 		for _, kind := range []string{"configMapRef", "secretRef"} {
 			if ref, _ := e.Pipe(yaml.Lookup(kind)); ref != nil {
-				names = append(names, kind+" "+getString(ref, "name"))
+				names = append(names, kind+" "+ynode.String(ref, "name"))
 			}
 		}
 	}
 	return strings.Join(names, ", ")
+}
+
+// overridden is the delivered option an environment variable would
+// override: a rendered one, or a credential.
+func (w Wiring) overridden(variable string) (string, bool) {
+	if from, ok := w.Options[variable]; ok {
+		return from, true
+	}
+	from, ok := w.credentialOptions()[variable]
+	return from, ok
 }

@@ -1,4 +1,4 @@
-package glancekrm
+package decode
 
 import (
 	"strings"
@@ -30,11 +30,11 @@ func schemaErrors(kind string, obj map[string]any) field.ErrorList {
 	return v.Check(obj)
 }
 
-// dedupe keeps one finding per rule: the schema validator and a
+// Dedupe keeps one finding per rule: the schema validator and a
 // hand-written rule (kept where it words a check the schema cannot, or
 // names a more precise path) may report the same violation. Of two, the
 // one with the more precise path stays.
-func dedupe(errs field.ErrorList) field.ErrorList {
+func Dedupe(errs field.ErrorList) field.ErrorList {
 	var out field.ErrorList
 	for _, e := range errs {
 		dup := -1

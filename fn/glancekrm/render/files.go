@@ -1,4 +1,4 @@
-package glancekrm
+package render
 
 import (
 	"cmp"
@@ -156,7 +156,7 @@ func renderUWSGIINI(s *v1alpha1.GlanceSpec) string {
 	opts := map[string]string{
 		"plugins":             "http,python3",
 		"module":              "glance.wsgi.api:application",
-		"http":                fmt.Sprintf(":%d", apiPort),
+		"http":                fmt.Sprintf(":%d", v1alpha1.APIPort),
 		"http-auto-chunked":   "true",
 		"http-chunked-input":  "true",
 		"chunked-input-limit": strconv.Itoa(64 << 20),
@@ -169,7 +169,7 @@ func renderUWSGIINI(s *v1alpha1.GlanceSpec) string {
 		"enable-threads":      "true",
 		"die-on-term":         "true",
 		"hook-master-start":   "unix_signal:15 gracefully_kill_them_all",
-		"worker-reload-mercy": strconv.FormatInt(drainSeconds(s), 10),
+		"worker-reload-mercy": strconv.FormatInt(s.DrainSeconds(), 10),
 		"processes":           strconv.Itoa(int(cmp.Or(u.Processes, v1alpha1.DefaultUWSGIProcesses))),
 		"threads":             strconv.Itoa(int(cmp.Or(u.Threads, v1alpha1.DefaultUWSGIThreads))),
 	}
@@ -189,19 +189,19 @@ func renderUWSGIINI(s *v1alpha1.GlanceSpec) string {
 
 // configFiles are the config ConfigMap's files.
 func configFiles(s *v1alpha1.GlanceSpec, apiConf string, policy map[string]string) (map[string]string, error) {
-	files := map[string]string{v1alpha1.KeyGlanceAPIConf: apiConf, pasteFile: renderPasteINI(s)}
+	files := map[string]string{v1alpha1.KeyGlanceAPIConf: apiConf, PasteFile: renderPasteINI(s)}
 	if len(policy) > 0 {
 		p, err := renderPolicyYAML(policy)
 		if err != nil {
 			return nil, err
 		}
-		files[policyFile] = p
+		files[PolicyFile] = p
 	}
 	if l := s.EffectiveLogging(); l.Format == "json" {
-		files[loggingFile] = renderLoggingConf(l)
+		files[LoggingFile] = renderLoggingConf(l)
 	}
 	if s.UsesUWSGI() {
-		files[uwsgiFile] = renderUWSGIINI(s)
+		files[UWSGIFile] = renderUWSGIINI(s)
 	}
 	return files, nil
 }

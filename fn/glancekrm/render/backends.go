@@ -1,4 +1,4 @@
-package glancekrm
+package render
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // Secret name) unchanged; and no credential, which travels as environment.
 func renderBackendsConf(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend) *oslo.File {
 	f := &oslo.File{Header: []string{
-		fmt.Sprintf("Rendered by glance-krm from the GlanceBackends attached to Glance %s. Do not edit.", nsName(g.Namespace, g.Name)),
+		fmt.Sprintf("Rendered by glance-krm from the GlanceBackends attached to Glance %s. Do not edit.", v1alpha1.NamespacedName(g.Namespace, g.Name)),
 		"S3 credentials are not here: at pod start the glance-krm-credentials init container writes them from their Secrets to " + v1alpha1.MountCredentialsDir + ".",
 	}}
 	for _, b := range backends {
@@ -27,7 +27,7 @@ func renderBackendsConf(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend) 
 // reference's order, each only when set); then store_description; then
 // extraOptions sorted by key.
 func storeSection(b *v1alpha1.GlanceBackend) oslo.Section {
-	s := oslo.Section{Name: b.Name, Comment: "GlanceBackend " + nsName(b.Namespace, b.Name)}
+	s := oslo.Section{Name: b.Name, Comment: "GlanceBackend " + v1alpha1.NamespacedName(b.Namespace, b.Name)}
 	for _, o := range b.StoreSettings() {
 		s.Set(o.Option, o.Value)
 	}
@@ -47,11 +47,4 @@ func storeSection(b *v1alpha1.GlanceBackend) oslo.Section {
 // store id. It names the bucket, and not the endpoint, which is internal.
 func storeDescription(b *v1alpha1.GlanceBackend) string {
 	return "S3 bucket " + b.Spec.S3.Bucket
-}
-
-func nsName(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return ns + "/" + name
 }

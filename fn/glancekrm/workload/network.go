@@ -1,7 +1,9 @@
-package glancekrm
+package workload
 
 import (
 	"strings"
+
+	"github.com/c5c3/glance-krm/fn/glancekrm/render"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -20,7 +22,7 @@ const routeRequestTimeout = "4h"
 // (and the Gateway's namespace) to the pods of one instance, and lets them
 // reach DNS and every port their rendered files contact (egressOf), then
 // spec.networkPolicy.additionalEgress.
-func networkPolicy(g *v1alpha1.Glance, api string, e egress) *networkingv1.NetworkPolicy {
+func networkPolicy(g *v1alpha1.Glance, api string, e render.Egress) *networkingv1.NetworkPolicy {
 	s := &g.Spec
 	instance := instanceOf(g.Name, api)
 	var peers []networkingv1.NetworkPolicyPeer
@@ -35,16 +37,16 @@ func networkPolicy(g *v1alpha1.Glance, api string, e egress) *networkingv1.Netwo
 		peers = append(peers, networkingv1.NetworkPolicyPeer{NamespaceSelector: &metav1.LabelSelector{
 			MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}})
 	}
-	egress := []networkingv1.NetworkPolicyEgressRule{dnsEgress(), {Ports: tcpPorts(e.ports)}}
-	egress = append(egress, s.NetworkPolicy.AdditionalEgress...)
+	rules := []networkingv1.NetworkPolicyEgressRule{dnsEgress(), {Ports: tcpPorts(e.Ports)}}
+	rules = append(rules, s.NetworkPolicy.AdditionalEgress...)
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: instance, Namespace: g.Namespace, Labels: objectLabels(g.Name, api, commonLabels(instance))},
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: selectorLabels(instance)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
-			Ingress:     []networkingv1.NetworkPolicyIngressRule{{Ports: []networkingv1.NetworkPolicyPort{port(corev1.ProtocolTCP, apiPort)}, From: peers}},
-			Egress:      egress,
+			Ingress:     []networkingv1.NetworkPolicyIngressRule{{Ports: []networkingv1.NetworkPolicyPort{port(corev1.ProtocolTCP, v1alpha1.APIPort)}, From: peers}},
+			Egress:      rules,
 		},
 	}
 }
@@ -54,8 +56,8 @@ func networkPolicy(g *v1alpha1.Glance, api string, e egress) *networkingv1.Netwo
 // else), then spec.networkPolicy.additionalEgress.
 func jobsNetworkPolicy(g *v1alpha1.Glance) *networkingv1.NetworkPolicy {
 	s := &g.Spec
-	egress := []networkingv1.NetworkPolicyEgressRule{dnsEgress(), {Ports: tcpPorts([]int32{s.Database.DatabasePort()})}}
-	egress = append(egress, s.NetworkPolicy.AdditionalEgress...)
+	rules := []networkingv1.NetworkPolicyEgressRule{dnsEgress(), {Ports: tcpPorts([]int32{s.Database.DatabasePort()})}}
+	rules = append(rules, s.NetworkPolicy.AdditionalEgress...)
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: g.Name + "-jobs", Namespace: g.Namespace, Labels: objectLabels(g.Name, "", commonLabels(g.Name))},
@@ -66,7 +68,7 @@ func jobsNetworkPolicy(g *v1alpha1.Glance) *networkingv1.NetworkPolicy {
 					Values: []string{componentDBPurge, componentDBSync}}},
 			},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
-			Egress:      egress,
+			Egress:      rules,
 		},
 	}
 }
@@ -121,7 +123,7 @@ func httpRoute(g *v1alpha1.Glance) map[string]any {
 			"hostnames":  []any{gw.Hostname},
 			"rules": []any{map[string]any{
 				"matches":     []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": path}}},
-				"backendRefs": []any{map[string]any{"kind": "Service", "name": g.Name, "port": apiPort}},
+				"backendRefs": []any{map[string]any{"kind": "Service", "name": g.Name, "port": v1alpha1.APIPort}},
 				"timeouts":    map[string]any{"request": routeRequestTimeout},
 			}},
 		},

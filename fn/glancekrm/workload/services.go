@@ -1,4 +1,4 @@
-package glancekrm
+package workload
 
 import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -22,7 +22,7 @@ func service(g *v1alpha1.Glance, name, api, selectAPI string) *corev1.Service {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: g.Namespace, Labels: objectLabels(g.Name, api, commonLabels(g.Name))},
 		Spec: corev1.ServiceSpec{
 			Selector: selector,
-			Ports:    []corev1.ServicePort{{Port: apiPort, TargetPort: intstr.FromInt32(apiPort), Protocol: corev1.ProtocolTCP}},
+			Ports:    []corev1.ServicePort{{Port: v1alpha1.APIPort, TargetPort: intstr.FromInt32(v1alpha1.APIPort), Protocol: corev1.ProtocolTCP}},
 		},
 	}
 }

@@ -1,4 +1,4 @@
-package glancekrm
+package render
 
 import (
 	"cmp"
@@ -15,11 +15,15 @@ import (
 // Where the rendered files sit in the pod: the config volume is one
 // directory, and oslo.config parses only its *.conf files, so the paste,
 // policy and uWSGI files are named by the options that read them.
+// uwsgiLogFormat is the request line of uWSGI's log, which glance-api's
+// own log lacks under uWSGI.
+const uwsgiLogFormat = "%(method) %(uri) => generated %(rsize) bytes in %(msecs) msecs (%(proto) %(status))"
+
 const (
-	pasteFile   = "glance-api-paste.ini"
-	policyFile  = "policy.yaml"
-	loggingFile = "logging.conf"
-	uwsgiFile   = "glance-api-uwsgi.ini"
+	PasteFile   = "glance-api-paste.ini"
+	PolicyFile  = "policy.yaml"
+	LoggingFile = "logging.conf"
+	UWSGIFile   = "glance-api-uwsgi.ini"
 )
 
 // options is glance-api.conf before it is written: section -> option ->
@@ -76,7 +80,7 @@ func operatorDefaults(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, de
 		o.set("DEFAULT", "default_log_levels", sortedPairs(logging.PerLoggerLevels, "="))
 	}
 	if logging.Format == "json" {
-		o.set("DEFAULT", "log_config_append", v1alpha1.MountConfigDir+loggingFile)
+		o.set("DEFAULT", "log_config_append", v1alpha1.MountConfigDir+LoggingFile)
 	}
 	if s.ImageCache != nil {
 		o.set("DEFAULT", "image_cache_dir", v1alpha1.PodImageCacheDir)
@@ -105,9 +109,9 @@ func operatorDefaults(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, de
 	o.set("os_glance_staging_store", "filesystem_store_datadir", v1alpha1.PodStagingDir)
 	o.set("os_glance_tasks_store", "filesystem_store_datadir", v1alpha1.PodTasksDir)
 	o.set("paste_deploy", "flavor", "keystone")
-	o.set("paste_deploy", "config_file", v1alpha1.MountConfigDir+pasteFile)
+	o.set("paste_deploy", "config_file", v1alpha1.MountConfigDir+PasteFile)
 	if policy {
-		o.set("oslo_policy", "policy_file", v1alpha1.MountConfigDir+policyFile)
+		o.set("oslo_policy", "policy_file", v1alpha1.MountConfigDir+PolicyFile)
 	}
 	if s.SignatureVerification() {
 		// Glance verifies image signatures with certificates kept in
@@ -163,7 +167,7 @@ func renderAPIConf(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, defau
 		}
 	}
 	return o.file(
-		fmt.Sprintf("Rendered by glance-krm from Glance %s. Do not edit.", nsName(g.Namespace, g.Name)),
+		fmt.Sprintf("Rendered by glance-krm from Glance %s. Do not edit.", v1alpha1.NamespacedName(g.Namespace, g.Name)),
 		"The service password and the database connection are not here: at pod start the glance-krm-credentials init container writes them from their Secrets to "+v1alpha1.MountCredentialsDir+".",
 	)
 }

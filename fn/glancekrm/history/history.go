@@ -1,4 +1,8 @@
-package glancekrm
+// Package history keeps the rendered copies of each Glance: the immutable
+// Secret and ConfigMap named by their content, their revisions, and the
+// earlier copies kept beside the current one (the contract's rollback
+// history), and tells which of them a workload mounts.
+package history
 
 import (
 	"crypto/sha256"
@@ -8,27 +12,29 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/c5c3/glance-krm/fn/glancekrm/ynode"
+
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
-// HistoryLimit is how many generated copies of each kind are kept per
+// Limit is how many generated copies of each kind are kept per
 // Glance, the current one included: the contract's rollback history. It
 // matters under kpt, whose package keeps what the function wrote; under
 // kustomize and Argo CD, git history is the rollback.
-const HistoryLimit = 3
+const Limit = 3
 
-// rendered is one generated object before it becomes YAML.
-type rendered struct {
-	glance    *v1alpha1.Glance
-	component string            // v1alpha1.ComponentBackends or ComponentConfig
-	data      map[string]string // file name -> content
+// Rendered is one generated object before it becomes YAML.
+type Rendered struct {
+	Glance    *v1alpha1.Glance
+	Component string            // v1alpha1.ComponentBackends or ComponentConfig
+	Data      map[string]string // file name -> content
 }
 
-func (r rendered) kind() string {
-	if r.component == v1alpha1.ComponentBackends {
+func (r Rendered) Kind() string {
+	if r.Component == v1alpha1.ComponentBackends {
 		return "Secret"
 	}
 	return "ConfigMap"
@@ -38,111 +44,111 @@ func (r rendered) kind() string {
 // the name changes exactly when what glance-api reads changes: a lone
 // file's bytes, or every file length-prefixed by name, so that no two
 // different sets of files hash alike.
-func (r rendered) name() string {
+func (r Rendered) Name() string {
 	h := sha256.New()
-	keys := slices.Sorted(maps.Keys(r.data))
+	keys := slices.Sorted(maps.Keys(r.Data))
 	if len(keys) == 1 {
-		h.Write([]byte(r.data[keys[0]]))
+		h.Write([]byte(r.Data[keys[0]]))
 	} else {
 		for _, k := range keys {
-			fmt.Fprintf(h, "%d:%s=%d:%s\n", len(k), k, len(r.data[k]), r.data[k])
+			fmt.Fprintf(h, "%d:%s=%d:%s\n", len(k), k, len(r.Data[k]), r.Data[k])
 		}
 	}
-	return fmt.Sprintf("%s-%s-%s", r.glance.Name, r.component, hex.EncodeToString(h.Sum(nil))[:10])
+	return fmt.Sprintf("%s-%s-%s", r.Glance.Name, r.Component, hex.EncodeToString(h.Sum(nil))[:10])
 }
 
 // object builds the immutable Secret or ConfigMap.
-func (r rendered) object(revision int) *fn.KubeObject {
-	meta := mapping(
-		"annotations", mapping(
+func (r Rendered) object(revision int) *fn.KubeObject {
+	meta := ynode.Mapping(
+		"annotations", ynode.Mapping(
 			v1alpha1.AnnotationArgoCDSync, v1alpha1.ArgoCDPruneLast,
 			v1alpha1.AnnotationFluxSubstitute, v1alpha1.FluxDisabled,
 			v1alpha1.AnnotationRevision, strconv.Itoa(revision)),
-		"labels", mapping(
+		"labels", ynode.Mapping(
 			v1alpha1.LabelManagedBy, v1alpha1.ManagedByGlanceKRM,
-			v1alpha1.LabelComponent, r.component,
-			v1alpha1.LabelGlance, r.glance.Name),
-		"name", r.name())
-	if r.glance.Namespace != "" {
-		meta.Content = append(meta.Content, str("namespace"), str(r.glance.Namespace))
+			v1alpha1.LabelComponent, r.Component,
+			v1alpha1.LabelGlance, r.Glance.Name),
+		"name", r.Name())
+	if r.Glance.Namespace != "" {
+		meta.Content = append(meta.Content, ynode.Str("namespace"), ynode.Str(r.Glance.Namespace))
 	}
 	data := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
-	for _, k := range slices.Sorted(maps.Keys(r.data)) {
-		data.Content = append(data.Content, str(k), str(r.data[k]))
+	for _, k := range slices.Sorted(maps.Keys(r.Data)) {
+		data.Content = append(data.Content, ynode.Str(k), ynode.Str(r.Data[k]))
 	}
 	var obj *yaml.Node
-	if r.kind() == "Secret" {
+	if r.Kind() == "Secret" {
 		// stringData keeps the rendered file readable in a kpt package and
 		// in review; backends.conf holds no credential. The API server
 		// stores it as data, and Argo CD normalises the two when it diffs.
-		obj = mapping("apiVersion", "v1", "immutable", true, "kind", "Secret", "metadata", meta,
+		obj = ynode.Mapping("apiVersion", "v1", "immutable", true, "kind", "Secret", "metadata", meta,
 			"stringData", data, "type", "Opaque")
 	} else {
-		obj = mapping("apiVersion", "v1", "data", data, "immutable", true, "kind", "ConfigMap", "metadata", meta)
+		obj = ynode.Mapping("apiVersion", "v1", "data", data, "immutable", true, "kind", "ConfigMap", "metadata", meta)
 	}
 	return fn.MoveToKubeObject(yaml.NewRNode(obj))
 }
 
-// generatedKey says which Glance and component an item is a generated copy
+// KeyOf says which Glance and component an item is a generated copy
 // for, if glance-krm generated it.
-func generatedKey(obj *fn.KubeObject) (copyKey, bool) {
+func KeyOf(obj *fn.KubeObject) (Key, bool) {
 	// The revision annotation marks a copy too: an overlay's labels: may
 	// have overwritten managed-by before the function runs again.
 	if obj.GetAPIVersion() != "v1" || (obj.GetLabel(v1alpha1.LabelManagedBy) != v1alpha1.ManagedByGlanceKRM && obj.GetAnnotation(v1alpha1.AnnotationRevision) == "") {
-		return copyKey{}, false
+		return Key{}, false
 	}
-	k := copyKey{obj.GetNamespace(), obj.GetLabel(v1alpha1.LabelGlance), obj.GetLabel(v1alpha1.LabelComponent), obj.GetKind()}
-	return k, k.glance != "" && k.component != ""
+	k := Key{obj.GetNamespace(), obj.GetLabel(v1alpha1.LabelGlance), obj.GetLabel(v1alpha1.LabelComponent), obj.GetKind()}
+	return k, k.Glance != "" && k.Component != ""
 }
 
-// copyKey groups generated copies: one history per Glance, component and kind.
-type copyKey struct{ namespace, glance, component, kind string }
+// Key groups generated copies: one history per Glance, component and kind.
+type Key struct{ Namespace, Glance, Component, Kind string }
 
-func revisionOf(obj *fn.KubeObject) int {
+func RevisionOf(obj *fn.KubeObject) int {
 	n, _ := strconv.Atoi(obj.GetAnnotation(v1alpha1.AnnotationRevision))
 	return n
 }
 
-// upsertGenerated renders the objects of one Glance's component (one per
+// Upsert renders the objects of one Glance's component (one per
 // distinct content: Image APIs that read the same files share one). Each
 // replaces the copy of the same name among copies (the earlier copies of
 // this Glance and component), if there is one, so running on our own
 // output is a no-op; new ones are numbered as the newest revision; the
-// copies to drop are returned, so that at most HistoryLimit-1 earlier
+// copies to drop are returned, so that at most Limit-1 earlier
 // copies remain beside the current ones. A copy that stays current (a
 // workload of the input mounts it) keeps its revision, so that one API's
 // change leaves another API's files as they were; an earlier copy used
 // again becomes the newest revision.
-func upsertGenerated(copies fn.KubeObjects, rs []rendered, mounted map[string]bool) (objs, drop fn.KubeObjects, err error) {
+func Upsert(copies fn.KubeObjects, rs []Rendered, mounted map[string]bool) (objs, drop fn.KubeObjects, err error) {
 	current := map[string]*fn.KubeObject{}
 	var names []string
 	for _, r := range rs {
-		if n := r.name(); !slices.Contains(names, n) {
+		if n := r.Name(); !slices.Contains(names, n) {
 			names = append(names, n)
 		}
 	}
 	var older fn.KubeObjects
 	maxRev, maxAll := 0, 0
 	for _, c := range copies {
-		maxAll = max(maxAll, revisionOf(c))
+		maxAll = max(maxAll, RevisionOf(c))
 		if slices.Contains(names, c.GetName()) {
 			current[c.GetName()] = c
 			continue
 		}
 		older = append(older, c)
-		maxRev = max(maxRev, revisionOf(c))
+		maxRev = max(maxRev, RevisionOf(c))
 	}
 	done := map[string]bool{}
 	for _, r := range rs {
-		name := r.name()
+		name := r.Name()
 		if done[name] {
 			continue
 		}
 		done[name] = true
 		revision := maxAll + 1
 		prev := current[name]
-		if prev != nil && (revisionOf(prev) > maxRev || mounted[name]) {
-			revision = revisionOf(prev)
+		if prev != nil && (RevisionOf(prev) > maxRev || mounted[name]) {
+			revision = RevisionOf(prev)
 		}
 		obj := r.object(revision)
 		if prev != nil {
@@ -159,9 +165,9 @@ func upsertGenerated(copies fn.KubeObjects, rs []rendered, mounted map[string]bo
 		}
 		objs = append(objs, obj)
 	}
-	slices.SortStableFunc(older, func(a, b *fn.KubeObject) int { return revisionOf(b) - revisionOf(a) })
-	if len(older) > HistoryLimit-1 {
-		drop = append(drop, older[HistoryLimit-1:]...)
+	slices.SortStableFunc(older, func(a, b *fn.KubeObject) int { return RevisionOf(b) - RevisionOf(a) })
+	if len(older) > Limit-1 {
+		drop = append(drop, older[Limit-1:]...)
 	}
 	return objs, drop, nil
 }
@@ -174,4 +180,28 @@ func isOrchestratorAnnotation(k string) bool {
 		return true
 	}
 	return false
+}
+
+// Mounted collects the ConfigMap and Secret names a workload's volumes
+// name (configMap.name, secret.name, secret.secretName, in projected
+// volumes too), wherever its pod template is.
+func Mounted(n *yaml.Node, out map[string]bool) { mounted(n, false, out) }
+
+func mounted(n *yaml.Node, inVolumeSource bool, out map[string]bool) {
+	if n == nil {
+		return
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i].Value, n.Content[i+1]
+			if inVolumeSource && (k == "name" || k == "secretName") && v.Kind == yaml.ScalarNode {
+				out[v.Value] = true
+			}
+			mounted(v, k == "configMap" || k == "secret", out)
+		}
+		return
+	}
+	for _, c := range n.Content {
+		mounted(c, false, out)
+	}
 }

@@ -1,4 +1,4 @@
-package glancekrm
+package ynode
 
 import (
 	"strconv"
@@ -9,35 +9,35 @@ import (
 // Building nodes directly, rather than through yaml.FromMap (marshal, then
 // parse), keeps object construction off the hot path of large inputs.
 
-// mapping builds a mapping node from key/value pairs, in the given order;
+// Mapping builds a mapping node from key/value pairs, in the given order;
 // values are strings, bools or nodes.
-func mapping(pairs ...any) *yaml.Node {
+func Mapping(pairs ...any) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
 	for i := 0; i+1 < len(pairs); i += 2 {
-		n.Content = append(n.Content, str(pairs[i].(string)), value(pairs[i+1]))
+		n.Content = append(n.Content, Str(pairs[i].(string)), Value(pairs[i+1]))
 	}
 	return n
 }
 
-func value(v any) *yaml.Node {
+func Value(v any) *yaml.Node {
 	switch v := v.(type) {
 	case *yaml.Node:
 		return v
 	case bool:
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagBool, Value: strconv.FormatBool(v)}
 	case string:
-		return str(v)
+		return Str(v)
 	}
 	panic("unsupported value")
 }
 
-func str(s string) *yaml.Node {
+func Str(s string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: s}
 }
 
-// getString is a scalar field's value, or "" when it is absent or not a
+// String is a scalar field's value, or "" when it is absent or not a
 // scalar.
-func getString(n *yaml.RNode, field string) string {
+func String(n *yaml.RNode, field string) string {
 	if n == nil {
 		return ""
 	}
@@ -48,7 +48,7 @@ func getString(n *yaml.RNode, field string) string {
 	return f.Value.YNode().Value
 }
 
-// seq builds a sequence node.
-func seq(items ...*yaml.Node) *yaml.Node {
+// Seq builds a sequence node.
+func Seq(items ...*yaml.Node) *yaml.Node {
 	return &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: items}
 }

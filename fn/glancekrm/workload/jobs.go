@@ -1,8 +1,10 @@
-package glancekrm
+package workload
 
 import (
 	"strconv"
 	"strings"
+
+	"github.com/c5c3/glance-krm/fn/glancekrm/wire"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -26,7 +28,7 @@ const (
 // its own program name makes oslo.config read glance-manage.conf.d, not
 // glance-api.conf.d, by default.
 func glanceManage(args string) string {
-	return "glance-manage " + flagText(configDirs) + " " + args
+	return "glance-manage " + wire.ConfigDirFlags(wire.ConfigDirs) + " " + args
 }
 
 // dbSyncJob migrates the schema and loads the metadata definitions before

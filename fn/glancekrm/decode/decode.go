@@ -1,4 +1,9 @@
-package glancekrm
+// Package decode reads Glance and GlanceBackend objects as the API server
+// would admit them: strict decoding (an unknown or duplicated field is an
+// error with its path), the OpenAPI schema and CEL rules run by the API
+// server's own code on the CRDs krm/crds embeds, the CRD defaults, and
+// the kinds and apiVersions of our group it does not serve.
+package decode
 
 import (
 	"encoding/json"
@@ -105,13 +110,16 @@ func pathOf(dotted string) *field.Path {
 
 var omit = field.OmitValueType{}
 
-func decodeGlance(obj *fn.KubeObject) (*v1alpha1.Glance, field.ErrorList, bool) {
+// Glance decodes, defaults and checks a Glance; ok is false when it could
+// not be decoded at all.
+func Glance(obj *fn.KubeObject) (*v1alpha1.Glance, field.ErrorList, bool) {
 	g := &v1alpha1.Glance{}
 	errs, ok := decodeStrict(obj, g)
 	return g, errs, ok
 }
 
-func decodeBackend(obj *fn.KubeObject) (*v1alpha1.GlanceBackend, field.ErrorList, bool) {
+// Backend decodes, defaults and checks a GlanceBackend.
+func Backend(obj *fn.KubeObject) (*v1alpha1.GlanceBackend, field.ErrorList, bool) {
 	b := &v1alpha1.GlanceBackend{}
 	errs, ok := decodeStrict(obj, b)
 	return b, errs, ok

@@ -1,4 +1,4 @@
-package glancekrm
+package workload
 
 import (
 	"maps"
@@ -18,7 +18,6 @@ const (
 	componentAPI      = "api"
 	componentDBSync   = "db-sync"
 	componentDBPurge  = "db-purge"
-	apiPort           = int32(9292)
 	openStackUID      = int64(42424)
 	labelAppName      = "app.kubernetes.io/name"
 	labelAppInstance  = "app.kubernetes.io/instance"

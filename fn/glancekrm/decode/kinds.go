@@ -1,4 +1,4 @@
-package glancekrm
+package decode
 
 import (
 	"fmt"
@@ -13,12 +13,12 @@ import (
 // first marks a kustomize build; the second lists the names an object had
 // before namePrefix/nameSuffix renamed it earlier in the same build.
 const (
-	annotationKustomizeID   = "kustomize.config.k8s.io/id"
-	annotationPreviousNames = "internal.config.kubernetes.io/previousNames"
+	AnnotationKustomizeID   = "kustomize.config.k8s.io/id"
+	annotationPreviousNames = "internal.config.kubernetes.io/PreviousNames"
 )
 
-// previousNames are the names kustomize renamed obj from, oldest first.
-func previousNames(obj *fn.KubeObject) []string {
+// PreviousNames are the names kustomize renamed obj from, oldest first.
+func PreviousNames(obj *fn.KubeObject) []string {
 	v := obj.GetAnnotation(annotationPreviousNames)
 	if v == "" {
 		return nil
@@ -26,11 +26,11 @@ func previousNames(obj *fn.KubeObject) []string {
 	return strings.Split(v, ",")
 }
 
-// kindProblem spots an object meant for glance-krm that it would otherwise
+// KindProblem spots an object meant for glance-krm that it would otherwise
 // pass through without a word: a kind of our group it does not serve (a
 // mis-cased kind, a ...List), or one of our kinds with no or a mis-spelt
 // apiVersion.
-func kindProblem(obj *fn.KubeObject) string {
+func KindProblem(obj *fn.KubeObject) string {
 	gk := obj.GroupKind()
 	kind, apiVersion := obj.GetKind(), obj.GetAPIVersion()
 	ours := ourKind(kind)
@@ -40,18 +40,18 @@ func kindProblem(obj *fn.KubeObject) string {
 			return ""
 		}
 		if ours != "" && ours != kind {
-			return fmt.Sprintf("%s: kind %q is not served by %s: kinds are case-sensitive; did you mean %q?", Name, kind, v1alpha1.Group, ours)
+			return fmt.Sprintf("kind %q is not served by %s: kinds are case-sensitive; did you mean %q?", kind, v1alpha1.Group, ours)
 		}
 		if strings.HasSuffix(kind, "List") {
-			return fmt.Sprintf("%s: kind %q is not read: a list is not an object of %s; write each item as its own YAML document", Name, kind, v1alpha1.Group)
+			return fmt.Sprintf("kind %q is not read: a list is not an object of %s; write each item as its own YAML document", kind, v1alpha1.Group)
 		}
-		return fmt.Sprintf("%s: kind %q is not a kind of %s (it serves %s and %s)", Name, kind, v1alpha1.Group, v1alpha1.GlanceKind, v1alpha1.GlanceBackendKind)
+		return fmt.Sprintf("kind %q is not a kind of %s (it serves %s and %s)", kind, v1alpha1.Group, v1alpha1.GlanceKind, v1alpha1.GlanceBackendKind)
 	case ours == "":
 		return ""
 	case apiVersion == "":
-		return fmt.Sprintf("%s: %s %s has no apiVersion: set apiVersion: %s", Name, kind, obj.GetName(), v1alpha1.APIVersion)
+		return fmt.Sprintf("%s %s has no apiVersion: set apiVersion: %s", kind, obj.GetName(), v1alpha1.APIVersion)
 	case gk.Group == "" || strings.EqualFold(gk.Group, v1alpha1.Group):
-		return fmt.Sprintf("%s: %s %s has apiVersion %q: set apiVersion: %s", Name, kind, obj.GetName(), apiVersion, v1alpha1.APIVersion)
+		return fmt.Sprintf("%s %s has apiVersion %q: set apiVersion: %s", kind, obj.GetName(), apiVersion, v1alpha1.APIVersion)
 	}
 	return ""
 }

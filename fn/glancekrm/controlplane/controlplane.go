@@ -1,12 +1,21 @@
-package glancekrm
+// Package controlplane is the ControlPlane stage: a c5c3 ControlPlane
+// (C5C3/cobaltcore operators/c5c3, c5c3.io/v1alpha1) with spec.services.glance projects, at
+// build time, the Glance <cp>-glance and one GlanceBackend
+// <cp>-glance-<entry> per backends[] entry, as the c5c3 operator's
+// reconcile_glance.go projects them; the children are then rendered like
+// hand-written objects in the same run. The ControlPlane itself passes
+// through untouched. Only what the Glance children read is decoded; every
+// other field of the ControlPlane is the c5c3 operator's business.
+package controlplane
 
 import (
 	"cmp"
 	"fmt"
 	"maps"
 	"net/url"
-	"slices"
 	"strings"
+
+	"github.com/c5c3/glance-krm/fn/glancekrm/ynode"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	corev1 "k8s.io/api/core/v1"
@@ -16,14 +25,6 @@ import (
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
-// The ControlPlane stage: a c5c3 ControlPlane (C5C3/cobaltcore
-// operators/c5c3, c5c3.io/v1alpha1) with spec.services.glance projects, at
-// build time, the Glance <cp>-glance and one GlanceBackend
-// <cp>-glance-<entry> per backends[] entry, as the c5c3 operator's
-// reconcile_glance.go projects them; the children are then rendered like
-// hand-written objects in the same run. The ControlPlane itself passes
-// through untouched. Only what the Glance children read is decoded; every
-// other field of the ControlPlane is the c5c3 operator's business.
 const (
 	controlPlaneAPIVersion  = "c5c3.io/v1alpha1"
 	controlPlaneKind        = "ControlPlane"
@@ -107,52 +108,19 @@ type controlPlaneBackend struct {
 	} `json:"s3"`
 }
 
-func isControlPlane(o *fn.KubeObject) bool {
+func IsControlPlane(o *fn.KubeObject) bool {
 	return o.GetAPIVersion() == controlPlaneAPIVersion && o.GetKind() == controlPlaneKind
 }
 
-// isProjected tells a child an earlier run projected from a ControlPlane:
+// IsProjected tells a child an earlier run projected from a ControlPlane:
 // it carries the ControlPlane's owner marks. A hand-written object is never
 // one, whatever its name.
-func isProjected(o *fn.KubeObject) bool {
+func IsProjected(o *fn.KubeObject) bool {
 	return o.GetLabel(labelControlPlaneName) != "" && o.GetAPIVersion() == v1alpha1.APIVersion &&
 		(o.GetKind() == v1alpha1.GlanceKind || o.GetKind() == v1alpha1.GlanceBackendKind)
 }
 
-// projectControlPlanes replaces the children earlier runs projected with
-// the ones the ControlPlanes in the input declare now, so that a child
-// removed from a ControlPlane disappears from the output.
-func (r *invocation) projectControlPlanes() {
-	var cps []*fn.KubeObject
-	for _, o := range r.items {
-		if isControlPlane(o) {
-			cps = append(cps, o)
-		}
-	}
-	if len(cps) == 0 {
-		return
-	}
-	r.items = slices.DeleteFunc(r.items, isProjected)
-	for _, o := range cps {
-		children, errs := projectControlPlane(o)
-		if len(errs) > 0 {
-			r.add(fieldResults(o, errs)...)
-			continue
-		}
-		r.items = append(r.items, children...)
-		r.info(o, fmt.Sprintf("%s: ControlPlane %s projects %s", Name, nsName(o.GetNamespace(), o.GetName()), childNames(children)))
-	}
-}
-
-func childNames(children []*fn.KubeObject) string {
-	names := make([]string, len(children))
-	for i, c := range children {
-		names[i] = c.GetKind() + " " + c.GetName()
-	}
-	return strings.Join(names, ", ")
-}
-
-func projectControlPlane(o *fn.KubeObject) ([]*fn.KubeObject, field.ErrorList) {
+func Project(o *fn.KubeObject) ([]*fn.KubeObject, field.ErrorList) {
 	var cp controlPlane
 	if err := yaml.Unmarshal([]byte(o.String()), &cp); err != nil {
 		return nil, field.ErrorList{fieldError("spec", "the ControlPlane could not be read: "+err.Error())}
@@ -208,7 +176,7 @@ func projectControlPlane(o *fn.KubeObject) ([]*fn.KubeObject, field.ErrorList) {
 	marks := map[string]string{labelControlPlaneName: cp.Metadata.Name, labelControlPlaneNS: cp.Metadata.Namespace}
 	g.Labels = marks
 	out := []*fn.KubeObject{}
-	child, err := toKubeObject(g)
+	child, err := ynode.Object(g)
 	if err != nil {
 		return nil, field.ErrorList{fieldError("spec.services.glance", err.Error())}
 	}
@@ -220,7 +188,7 @@ func projectControlPlane(o *fn.KubeObject) ([]*fn.KubeObject, field.ErrorList) {
 		b.Spec = v1alpha1.GlanceBackendSpec{GlanceRef: v1alpha1.GlanceRefSpec{Name: glanceName}, Type: v1alpha1.GlanceBackendTypeS3, IsDefault: e.IsDefault,
 			S3: &v1alpha1.S3BackendSpec{Host: e.S3.Endpoint, Bucket: e.S3.Bucket, Region: e.S3.Region, BucketURLFormat: e.S3.BucketURLFormat,
 				CredentialsSecretRef: v1alpha1.SecretNameRefSpec{Name: e.S3.CredentialsSecretRef.Name}}}
-		child, err := toKubeObject(b)
+		child, err := ynode.Object(b)
 		if err != nil {
 			return nil, field.ErrorList{fieldError("spec.services.glance.backends", err.Error())}
 		}
@@ -372,14 +340,16 @@ func validateControlPlaneGlance(cp *controlPlane) field.ErrorList {
 
 // fieldError is an error at a path written out, as the c5c3 webhook
 // reports them.
+var omit = field.OmitValueType{}
+
 func fieldError(path, msg string) *field.Error {
 	return &field.Error{Type: field.ErrorTypeInvalid, Field: path, BadValue: omit, Detail: msg}
 }
 
-// handWrittenDefault is the rule for a GlanceBackend written by hand and
+// HandWrittenDefault is the rule for a GlanceBackend written by hand and
 // attached to a projected Glance: it is kept, but the ControlPlane's
 // backends list owns the default store.
-func handWrittenDefault(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, labels func(string) map[string]string) string {
+func HandWrittenDefault(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, labels func(string) map[string]string) string {
 	cp := g.Labels[labelControlPlaneName]
 	if cp == "" {
 		return ""

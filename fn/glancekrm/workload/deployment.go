@@ -1,10 +1,13 @@
-package glancekrm
+package workload
 
 import (
 	"cmp"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/c5c3/glance-krm/fn/glancekrm/render"
+	"github.com/c5c3/glance-krm/fn/glancekrm/wire"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,10 +21,7 @@ import (
 
 // Seed defaults of the workload (spec.deployment leaves them unset).
 const (
-	defaultReplicas            = int32(3)
-	defaultTerminationGrace    = int64(30)
-	defaultPreStopSleepSeconds = int64(5)
-	uwsgiLogFormat             = "%(method) %(uri) => generated %(rsize) bytes in %(msecs) msecs (%(proto) %(status))"
+	defaultReplicas = int32(3)
 	// cachePoll is how often the cache-maintenance container measures the
 	// cache between passes.
 	cachePoll = 30 * time.Second
@@ -63,7 +63,7 @@ func deployment(g *v1alpha1.Glance, api v1alpha1.GlanceAPISpec) *appsv1.Deployme
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: pod},
 				Spec: corev1.PodSpec{
-					TerminationGracePeriodSeconds: ptr.To(ptr.Deref(s.Deployment.TerminationGracePeriodSeconds, defaultTerminationGrace)),
+					TerminationGracePeriodSeconds: ptr.To(s.TerminationGraceSeconds()),
 					TopologySpreadConstraints:     spread(s.Deployment, selectorLabels(instance)),
 					PriorityClassName:             ptr.Deref(s.Deployment.PriorityClassName, ""),
 					SecurityContext:               &corev1.PodSecurityContext{FSGroup: ptr.To(openStackUID)},
@@ -99,7 +99,7 @@ type probeTiming struct{ initialDelay, period, timeout, failures int32 }
 
 func (p probeTiming) probe() *corev1.Probe {
 	return &corev1.Probe{
-		ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthcheck", Port: intstr.FromInt32(apiPort)}},
+		ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthcheck", Port: intstr.FromInt32(v1alpha1.APIPort)}},
 		InitialDelaySeconds: p.initialDelay, PeriodSeconds: p.period, TimeoutSeconds: p.timeout, FailureThreshold: p.failures,
 		SuccessThreshold: 1,
 	}
@@ -111,7 +111,7 @@ func apiContainer(g *v1alpha1.Glance) corev1.Container {
 		Name:            v1alpha1.GlanceAPIContainer,
 		Image:           s.Image.Ref(),
 		Command:         launchCommand(s),
-		Ports:           []corev1.ContainerPort{{Name: "glance-api", ContainerPort: apiPort}},
+		Ports:           []corev1.ContainerPort{{Name: "glance-api", ContainerPort: v1alpha1.APIPort}},
 		Resources:       ptr.Deref(s.Deployment.Resources, corev1.ResourceRequirements{}),
 		SecurityContext: restricted(),
 		LivenessProbe:   livenessProbe.probe(),
@@ -125,15 +125,8 @@ func apiContainer(g *v1alpha1.Glance) corev1.Container {
 	}
 }
 
-// drainSeconds is how long a stopping pod waits for its running requests:
-// the grace period less the preStop sleep and five seconds to exit in.
-func drainSeconds(s *v1alpha1.GlanceSpec) int64 {
-	grace := ptr.Deref(s.Deployment.TerminationGracePeriodSeconds, defaultTerminationGrace)
-	return max(1, grace-ptr.Deref(s.Deployment.PreStopSleepSeconds, defaultPreStopSleepSeconds)-5)
-}
-
 // drainScript is the preStop hook: the seed's sleep, while the endpoints
-// drop the pod, then a wait (at most drainSeconds) until no connection to
+// drop the pod, then a wait (at most DrainSeconds) until no connection to
 // the API port is open: with Connection: close (uWSGI) and http_keepalive
 // off (eventlet), only running requests hold one. Both servers need it.
 // The eventlet server's workers die on SIGTERM at once. uWSGI's graceful
@@ -149,9 +142,9 @@ func drainSeconds(s *v1alpha1.GlanceSpec) int64 {
 // stderr, /proc/1/fd/2).
 func drainScript(s *v1alpha1.GlanceSpec) string {
 	return strings.Join([]string{
-		fmt.Sprintf("sleep %d", ptr.Deref(s.Deployment.PreStopSleepSeconds, defaultPreStopSleepSeconds)),
-		fmt.Sprintf(`open() { cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -cE '^ *[0-9]+: [0-9A-F]+:%04X [0-9A-F]+:[0-9A-F]+ (01|04|08|09|0B) '; }`, apiPort),
-		fmt.Sprintf(`i=0; n=$(open); while [ "$n" -gt 0 ] && [ "$i" -lt %d ]; do sleep 1; i=$((i + 1)); n=$(open); done`, drainSeconds(s)),
+		fmt.Sprintf("sleep %d", s.PreStopSleepSeconds()),
+		fmt.Sprintf(`open() { cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -cE '^ *[0-9]+: [0-9A-F]+:%04X [0-9A-F]+:[0-9A-F]+ (01|04|08|09|0B) '; }`, v1alpha1.APIPort),
+		fmt.Sprintf(`i=0; n=$(open); while [ "$n" -gt 0 ] && [ "$i" -lt %d ]; do sleep 1; i=$((i + 1)); n=$(open); done`, s.DrainSeconds()),
 		`echo "glance-krm preStop: $n connection(s) to the API port open after waiting ${i}s for running requests" > /proc/1/fd/2`,
 	}, "; ")
 }
@@ -163,7 +156,7 @@ func launchCommand(s *v1alpha1.GlanceSpec) []string {
 	if !s.UsesUWSGI() {
 		return []string{"glance-api"}
 	}
-	return []string{"uwsgi", "--ini", v1alpha1.MountConfigDir + uwsgiFile}
+	return []string{"uwsgi", "--ini", v1alpha1.MountConfigDir + render.UWSGIFile}
 }
 
 // restricted is the restricted Pod Security profile, as the seed's
@@ -237,7 +230,7 @@ func cacheMaintenance(g *v1alpha1.Glance) corev1.Container {
 	if ic.MaintenanceInterval != nil {
 		interval = ic.MaintenanceInterval.Duration
 	}
-	flags := flagText(configDirs[:1])
+	flags := wire.ConfigDirFlags(wire.ConfigDirs[:1])
 	script := strings.Join([]string{
 		fmt.Sprintf("interval=%d poll=%d limit_kib=%d dir=%s waited=0", int64(interval/time.Second), int64(cachePoll/time.Second), g.Spec.ImageCacheMaxSize()/1024, v1alpha1.PodImageCacheDir),
 		"while sleep \"$poll\"; do",

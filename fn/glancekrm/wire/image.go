@@ -1,8 +1,10 @@
-package glancekrm
+package wire
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/c5c3/glance-krm/fn/glancekrm/ynode"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -21,7 +23,7 @@ import (
 func mergeImage(rn *yaml.RNode, annotation string, c *yaml.RNode, what, want string) (string, error) {
 	cur := ""
 	if c != nil {
-		cur = getString(c, "image")
+		cur = ynode.String(c, "image")
 	}
 	last := rn.GetAnnotations()[annotation]
 	switch {

@@ -1,14 +1,15 @@
-package glancekrm
+package wire
 
 import (
 	"cmp"
 	"fmt"
 	"strings"
 
+	"github.com/c5c3/glance-krm/fn/glancekrm/ynode"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/c5c3/glance-krm/fn/credentials"
-	"github.com/c5c3/glance-krm/fn/oslo"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
@@ -19,15 +20,15 @@ import (
 // setVolumes writes glance-krm's three volumes, replacing earlier copies of
 // them and the unprefixed config/backends volumes an earlier glance-krm
 // wrote, in place, so a re-run does not reorder the user's volumes.
-func (w wiring) setVolumes(pod *yaml.RNode, legacy map[string]bool) error {
+func (w Wiring) setVolumes(pod *yaml.RNode, legacy map[string]bool) error {
 	vols, err := pod.Pipe(yaml.LookupCreate(yaml.SequenceNode, "volumes"))
 	if err != nil {
 		return err
 	}
 	ours := map[string]*yaml.Node{
-		v1alpha1.VolumeConfig:        mapping("name", v1alpha1.VolumeConfig, "projected", mapping("sources", w.configSources())),
-		v1alpha1.VolumeCredentials:   mapping("emptyDir", mapping("medium", "Memory", "sizeLimit", "1Mi"), "name", v1alpha1.VolumeCredentials),
-		v1alpha1.VolumeCredentialsIn: mapping("name", v1alpha1.VolumeCredentialsIn, "projected", mapping("sources", w.credentialSources())),
+		v1alpha1.VolumeConfig:        ynode.Mapping("name", v1alpha1.VolumeConfig, "projected", ynode.Mapping("sources", w.configSources())),
+		v1alpha1.VolumeCredentials:   ynode.Mapping("emptyDir", ynode.Mapping("medium", "Memory", "sizeLimit", "1Mi"), "name", v1alpha1.VolumeCredentials),
+		v1alpha1.VolumeCredentialsIn: ynode.Mapping("name", v1alpha1.VolumeCredentialsIn, "projected", ynode.Mapping("sources", w.credentialSources())),
 	}
 	return replaceNamed(vols, ours, []string{v1alpha1.VolumeConfig, v1alpha1.VolumeCredentials, v1alpha1.VolumeCredentialsIn},
 		func(name string) bool { return legacy[name] })
@@ -39,7 +40,7 @@ func replaceNamed(list *yaml.RNode, ours map[string]*yaml.Node, order []string, 
 	var out []*yaml.Node
 	placed := map[string]bool{}
 	for _, n := range list.YNode().Content {
-		name := getString(yaml.NewRNode(n), "name")
+		name := ynode.String(yaml.NewRNode(n), "name")
 		switch {
 		case ours[name] != nil:
 			if !placed[name] {
@@ -63,9 +64,9 @@ func replaceNamed(list *yaml.RNode, ours map[string]*yaml.Node, order []string, 
 // configSources are the rendered ConfigMap and Secret, then each store's
 // CA bundle at the path its s3_store_cacert names (a sub-directory, which
 // oslo.config does not read as configuration).
-func (w wiring) configSources() *yaml.Node {
-	sources := seq(mapping("configMap", mapping("name", w.configMap)), mapping("secret", mapping("name", w.backendsSec)))
-	for _, b := range w.backends {
+func (w Wiring) configSources() *yaml.Node {
+	sources := ynode.Seq(ynode.Mapping("configMap", ynode.Mapping("name", w.ConfigMap)), ynode.Mapping("secret", ynode.Mapping("name", w.BackendsSecret)))
+	for _, b := range w.Backends {
 		ref := b.Spec.S3.CABundleRef
 		if ref == nil {
 			continue
@@ -75,12 +76,12 @@ func (w wiring) configSources() *yaml.Node {
 			kind = "configMap"
 		}
 		path := strings.TrimPrefix(v1alpha1.CABundlePath(b.Name), v1alpha1.MountConfigDir)
-		sources.Content = append(sources.Content, mapping(kind, mapping("items", seq(mapping("key", ref.Key, "path", path)), "name", ref.Name)))
+		sources.Content = append(sources.Content, ynode.Mapping(kind, ynode.Mapping("items", ynode.Seq(ynode.Mapping("key", ref.Key, "path", path)), "name", ref.Name)))
 	}
-	if tls := w.glance.Spec.Database.TLS; tls != nil && tls.Mode != "" && tls.Mode != "disabled" {
+	if tls := w.Glance.Spec.Database.TLS; tls != nil && tls.Mode != "" && tls.Mode != "disabled" {
 		sources.Content = append(sources.Content,
-			mapping("secret", mapping("items", seq(mapping("key", cmp.Or(tls.CABundleSecretRef.Key, credentials.TLSCAFile), "path", credentials.TLSDir+credentials.TLSCAFile)), "name", tls.CABundleSecretRef.Name)),
-			mapping("secret", mapping("items", seq(mapping("key", credentials.TLSCertFile, "path", credentials.TLSDir+credentials.TLSCertFile), mapping("key", credentials.TLSKeyFile, "path", credentials.TLSDir+credentials.TLSKeyFile)), "name", tls.ClientCertSecretRef.Name)))
+			ynode.Mapping("secret", ynode.Mapping("items", ynode.Seq(ynode.Mapping("key", cmp.Or(tls.CABundleSecretRef.Key, credentials.TLSCAFile), "path", credentials.TLSDir+credentials.TLSCAFile)), "name", tls.CABundleSecretRef.Name)),
+			ynode.Mapping("secret", ynode.Mapping("items", ynode.Seq(ynode.Mapping("key", credentials.TLSCertFile, "path", credentials.TLSDir+credentials.TLSCertFile), ynode.Mapping("key", credentials.TLSKeyFile, "path", credentials.TLSDir+credentials.TLSKeyFile)), "name", tls.ClientCertSecretRef.Name)))
 	}
 	return sources
 }
@@ -90,21 +91,21 @@ func (w wiring) configSources() *yaml.Node {
 // stores' sources are optional, so a missing Secret or key disables one
 // store instead of keeping the pod from starting; the database and service
 // password are required, as glance-api cannot run without them.
-func (w wiring) credentialSources() *yaml.Node {
-	s := &w.glance.Spec
+func (w Wiring) credentialSources() *yaml.Node {
+	s := &w.Glance.Spec
 	src := func(secret string, optional bool, items ...*yaml.Node) *yaml.Node {
-		sec := mapping("items", &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: items}, "name", secret)
+		sec := ynode.Mapping("items", &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: items}, "name", secret)
 		if optional {
-			sec.Content = append(sec.Content, str("optional"), value(true))
+			sec.Content = append(sec.Content, ynode.Str("optional"), ynode.Value(true))
 		}
-		return mapping("secret", sec)
+		return ynode.Mapping("secret", sec)
 	}
-	item := func(key, path string) *yaml.Node { return mapping("key", key, "path", path) }
+	item := func(key, path string) *yaml.Node { return ynode.Mapping("key", key, "path", path) }
 	sources := []*yaml.Node{
 		src(s.Database.SecretRef.Name, false, w.databaseItems()...),
 		src(s.ServiceUser.SecretRef.Name, false, item(s.ServiceUser.SecretRef.Key, credentials.Path(true, v1alpha1.SectionKeystone, v1alpha1.OptionKeystonePass))),
 	}
-	for _, b := range w.backends {
+	for _, b := range w.Backends {
 		sources = append(sources, src(b.Spec.S3.CredentialsSecretRef.Name, true,
 			item(v1alpha1.CredentialsAccessKeyID, credentials.Path(false, b.Name, v1alpha1.OptionS3AccessKey)),
 			item(v1alpha1.CredentialsSecretAccessKey, credentials.Path(false, b.Name, v1alpha1.OptionS3SecretKey))))
@@ -113,22 +114,22 @@ func (w wiring) credentialSources() *yaml.Node {
 }
 
 // databaseItems are the keys the connection is composed from.
-func (w wiring) databaseItems() []*yaml.Node {
-	items := []*yaml.Node{mapping("key", credentials.PasswordKey, "path", credentials.DatabaseDir+"/"+credentials.PasswordKey)}
-	if w.glance.Spec.Database.UsernameFromSecret() {
-		items = append(items, mapping("key", credentials.UsernameKey, "path", credentials.DatabaseDir+"/"+credentials.UsernameKey))
+func (w Wiring) databaseItems() []*yaml.Node {
+	items := []*yaml.Node{ynode.Mapping("key", credentials.PasswordKey, "path", credentials.DatabaseDir+"/"+credentials.PasswordKey)}
+	if w.Glance.Spec.Database.UsernameFromSecret() {
+		items = append(items, ynode.Mapping("key", credentials.UsernameKey, "path", credentials.DatabaseDir+"/"+credentials.UsernameKey))
 	}
 	return items
 }
 
 // credentialOptions is every option the credentials file carries, by the
 // variable that would override it.
-func (w wiring) credentialOptions() map[string]string {
+func (w Wiring) credentialOptions() map[string]string {
 	out := map[string]string{
 		v1alpha1.OptionEnvName(v1alpha1.SectionDatabase, v1alpha1.OptionDatabaseConnect): "[database] connection (spec.database.secretRef)",
 		v1alpha1.OptionEnvName(v1alpha1.SectionKeystone, v1alpha1.OptionKeystonePass):    "[keystone_authtoken] password (spec.serviceUser.secretRef)",
 	}
-	for _, b := range w.backends {
+	for _, b := range w.Backends {
 		for _, o := range []string{v1alpha1.OptionS3AccessKey, v1alpha1.OptionS3SecretKey} {
 			out[v1alpha1.OptionEnvName(b.Name, o)] = fmt.Sprintf("[%s] %s (GlanceBackend %s spec.s3.credentialsSecretRef)", b.Name, o, b.Name)
 		}
@@ -137,7 +138,7 @@ func (w wiring) credentialOptions() map[string]string {
 }
 
 // findInit is the credentials init container, if an earlier run wrote it.
-func (w wiring) findInit(pod *yaml.RNode) (*yaml.RNode, error) {
+func (w Wiring) findInit(pod *yaml.RNode) (*yaml.RNode, error) {
 	list, err := pod.Pipe(yaml.Lookup("initContainers"))
 	if err != nil || list == nil {
 		return nil, err
@@ -147,29 +148,29 @@ func (w wiring) findInit(pod *yaml.RNode) (*yaml.RNode, error) {
 
 // initContainer runs the function image's credentials subcommand under the
 // restricted Pod Security profile.
-func (w wiring) initContainer(image string) *yaml.Node {
+func (w Wiring) initContainer(image string) *yaml.Node {
 	args := &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: []*yaml.Node{
-		str("credentials"), str("--from"), str(v1alpha1.MountCredentialsIn),
-		str("--to"), str(v1alpha1.MountCredentialsDir + v1alpha1.CredentialsFile),
+		ynode.Str("credentials"), ynode.Str("--from"), ynode.Str(v1alpha1.MountCredentialsIn),
+		ynode.Str("--to"), ynode.Str(v1alpha1.MountCredentialsDir + v1alpha1.CredentialsFile),
 	}}
-	for _, a := range credentials.TargetOf(w.glance).Args() {
-		args.Content = append(args.Content, str(a))
+	for _, a := range credentials.TargetOf(w.Glance).Args() {
+		args.Content = append(args.Content, ynode.Str(a))
 	}
-	return mapping(
+	return ynode.Mapping(
 		"args", args,
-		"env", seq(mapping("name", credentials.PodNamespace, "valueFrom", mapping("fieldRef", mapping("fieldPath", "metadata.namespace")))),
+		"env", ynode.Seq(ynode.Mapping("name", credentials.PodNamespace, "valueFrom", ynode.Mapping("fieldRef", ynode.Mapping("fieldPath", "metadata.namespace")))),
 		"image", image,
 		"name", v1alpha1.CredentialsContainer,
-		"resources", mapping("limits", mapping("memory", "64Mi"), "requests", mapping("cpu", "10m", "memory", "16Mi")),
-		"securityContext", mapping(
+		"resources", ynode.Mapping("limits", ynode.Mapping("memory", "64Mi"), "requests", ynode.Mapping("cpu", "10m", "memory", "16Mi")),
+		"securityContext", ynode.Mapping(
 			"allowPrivilegeEscalation", false,
-			"capabilities", mapping("drop", &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: []*yaml.Node{str("ALL")}}),
+			"capabilities", ynode.Mapping("drop", &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: []*yaml.Node{ynode.Str("ALL")}}),
 			"readOnlyRootFilesystem", true,
 			"runAsNonRoot", true,
-			"seccompProfile", mapping("type", "RuntimeDefault")),
+			"seccompProfile", ynode.Mapping("type", "RuntimeDefault")),
 		"volumeMounts", &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq, Content: []*yaml.Node{
-			mapping("mountPath", v1alpha1.MountCredentialsIn, "name", v1alpha1.VolumeCredentialsIn, "readOnly", true),
-			mapping("mountPath", v1alpha1.MountCredentialsDir, "name", v1alpha1.VolumeCredentials),
+			ynode.Mapping("mountPath", v1alpha1.MountCredentialsIn, "name", v1alpha1.VolumeCredentialsIn, "readOnly", true),
+			ynode.Mapping("mountPath", v1alpha1.MountCredentialsDir, "name", v1alpha1.VolumeCredentials),
 		}},
 	)
 }
@@ -193,12 +194,12 @@ func setMounts(c *yaml.RNode, legacy map[string]bool, dirs []string) error {
 	}
 	var ours []*yaml.Node
 	for _, d := range dirs {
-		ours = append(ours, mapping("mountPath", d, "name", ourVolumeAt(d), "readOnly", true))
+		ours = append(ours, ynode.Mapping("mountPath", d, "name", ourVolumeAt(d), "readOnly", true))
 	}
 	var out []*yaml.Node
 	placed := false
 	for _, n := range list.YNode().Content {
-		name := getString(yaml.NewRNode(n), "name")
+		name := ynode.String(yaml.NewRNode(n), "name")
 		if legacy[name] || strings.HasPrefix(name, v1alpha1.ReservedPrefix) {
 			if !placed {
 				out, placed = append(out, ours...), true
@@ -212,18 +213,4 @@ func setMounts(c *yaml.RNode, legacy map[string]bool, dirs []string) error {
 	}
 	list.YNode().Content = out
 	return nil
-}
-
-// renderedEnv maps the OS_<GROUP>__<OPTION> variable of every option in
-// the rendered files to the option, for the override check.
-func renderedEnv(files ...*oslo.File) map[string]string {
-	out := map[string]string{}
-	for _, f := range files {
-		for _, s := range f.Sections {
-			for _, o := range s.Options {
-				out[v1alpha1.OptionEnvName(s.Name, o.Key)] = fmt.Sprintf("[%s] %s", s.Name, o.Key)
-			}
-		}
-	}
-	return out
 }

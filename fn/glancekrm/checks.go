@@ -1,0 +1,96 @@
+package glancekrm
+
+import (
+	"fmt"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/c5c3/glance-krm/fn/glancekrm/controlplane"
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// The cross-object rules of one Glance, with everything attached to it:
+// each check returns its findings and whether the Glance may still be
+// rendered. They all run, even when an object is already invalid, so that
+// one run reports every violation (docs/contract.md lists them).
+type check func(ge *glanceEntry) (fn.Results, bool)
+
+var glanceChecks = []check{
+	checkExtraConfigStores,
+	checkControlPlaneDefault,
+	checkExactlyOneDefault,
+	checkRelease,
+	checkReadableBackends,
+}
+
+// runChecks is the check chain; valid is false when the Glance or one of
+// its backends is invalid on its own, or a check refused it.
+func runChecks(ge *glanceEntry) (results fn.Results, valid bool) {
+	valid = ge.valid
+	for _, be := range ge.backends {
+		valid = valid && be.valid
+	}
+	for _, c := range glanceChecks {
+		rs, ok := c(ge)
+		results = append(results, rs...)
+		valid = valid && ok
+	}
+	return results, valid
+}
+
+func (ge *glanceEntry) storeNames() []string {
+	stores := make([]string, len(ge.backends))
+	for i, be := range ge.backends {
+		stores[i] = be.b.Name
+	}
+	return stores
+}
+
+func (ge *glanceEntry) backendSpecs() []*v1alpha1.GlanceBackend {
+	out := make([]*v1alpha1.GlanceBackend, len(ge.backends))
+	for i, be := range ge.backends {
+		out[i] = be.b
+	}
+	return out
+}
+
+// checkExtraConfigStores: spec.extraConfig may not write a store's
+// section, which backends.conf owns.
+func checkExtraConfigStores(ge *glanceEntry) (fn.Results, bool) {
+	errs := v1alpha1.ValidateExtraConfigStores(ge.g.Spec.ExtraConfig, ge.storeNames(), field.NewPath("spec", "extraConfig"))
+	return fieldResults(ge.obj, errs), len(errs) == 0
+}
+
+// checkControlPlaneDefault: a hand-written GlanceBackend attached to a
+// projected Glance may not take the default store from the ControlPlane.
+func checkControlPlaneDefault(ge *glanceEntry) (fn.Results, bool) {
+	labels := map[string]map[string]string{}
+	for _, be := range ge.backends {
+		labels[be.b.Name] = be.b.Labels
+	}
+	msg := controlplane.HandWrittenDefault(ge.g, ge.backendSpecs(), func(n string) map[string]string { return labels[n] })
+	if msg == "" {
+		return nil, true
+	}
+	return fn.Results{withTag(objectResult(ge.obj, fn.Error, Name+": "+msg), tagRule, "controlplane-default")}, false
+}
+
+// checkExactlyOneDefault: exactly one store is the default.
+func checkExactlyOneDefault(ge *glanceEntry) (fn.Results, bool) {
+	if _, err := v1alpha1.DefaultBackend(ge.String(), ge.backendSpecs()); err != nil {
+		return fn.Results{withTag(withTag(objectResult(ge.obj, fn.Error, err.Error()), tagReason, v1alpha1.ReasonNoDefaultBackend), tagRule, "exactly-one-default")}, false
+	}
+	return nil, true
+}
+
+// checkReadableBackends: a backend that could not be decoded but names
+// the Glance keeps it from being rendered without it.
+func checkReadableBackends(ge *glanceEntry) (fn.Results, bool) {
+	var results fn.Results
+	for _, name := range ge.broken {
+		results = append(results, objectResult(ge.obj, fn.Error, fmt.Sprintf(
+			"%s: GlanceBackend %s attached to Glance %s could not be read (see its errors); nothing is rendered without it", Name, name, ge.g.Name)))
+	}
+	return results, len(ge.broken) == 0
+}

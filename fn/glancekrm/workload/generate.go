@@ -1,0 +1,143 @@
+package workload
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/c5c3/glance-krm/fn/glancekrm/render"
+	"github.com/c5c3/glance-krm/fn/glancekrm/wire"
+	"github.com/c5c3/glance-krm/fn/glancekrm/ynode"
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// IsGenerated tells an object an earlier run generated from a Glance.
+func IsGenerated(obj *fn.KubeObject) bool {
+	return obj.GetLabel(v1alpha1.LabelComponent) == v1alpha1.ComponentWorkload && obj.GetLabel(v1alpha1.LabelGlance) != ""
+}
+
+// Identity names an object by group, kind, namespace and name.
+func Identity(apiVersion, kind, ns, name string) string {
+	group, _, _ := strings.Cut(apiVersion, "/")
+	if !strings.Contains(apiVersion, "/") {
+		group = ""
+	}
+	return group + "/" + kind + "/" + ns + "/" + name
+}
+
+// API is one Image API of a Glance as the generator sees it.
+type API struct {
+	Resolved v1alpha1.ResolvedAPI
+	Wiring   wire.Wiring
+	Egress   render.Egress
+	// Served is true when a hand-written workload serves the API: nothing
+	// is generated for it.
+	Served bool
+}
+
+// Set is what Generate built for one Glance.
+type Set struct {
+	Objects fn.KubeObjects
+	// UnknownEgress are the contacts of the rendered files that the
+	// generated NetworkPolicy cannot admit by port.
+	UnknownEgress []string
+}
+
+// Generate builds what the seed operator builds from a Glance, for the
+// APIs no hand-written workload serves: each API's Deployment (wired like
+// a hand-written one), PodDisruptionBudget and, with spec.autoscaling, its
+// HorizontalPodAutoscaler; with spec.apis, a Service per API. For the
+// Glance: the stable Service selecting the catalog API, the db-sync Job,
+// and the NetworkPolicy, HTTPRoute and db-purge CronJob when their
+// fields are set. A Glance whose every API is served by hand-written
+// workloads generates nothing. Which of them the input already holds (and
+// so keeps as written) is the caller's to decide.
+func Generate(g *v1alpha1.Glance, apis []API) (Set, error) {
+	var pending []API
+	for _, a := range apis {
+		if !a.Served {
+			pending = append(pending, a)
+		}
+	}
+	if len(pending) == 0 {
+		return Set{}, nil
+	}
+	var gen generated
+	gen.job(dbSyncJob(g), apis[0].Wiring)
+	for _, a := range pending {
+		spec := a.Resolved.GlanceAPISpec
+		gen.add(a.Wiring.Deployment(deployment(g, spec)))
+		gen.add(ynode.Object(pdb(g, spec)))
+		if g.Spec.Autoscaling != nil {
+			gen.add(ynode.Object(hpa(g, spec)))
+		}
+		if len(g.Spec.APIs) > 0 {
+			// Every API's own Service is <glance>-<api>, the default API's
+			// too: <glance> is the stable one.
+			gen.add(ynode.Object(service(g, g.Name+"-"+a.Resolved.Name, a.Resolved.Name, a.Resolved.Name)))
+		}
+		if g.Spec.NetworkPolicy != nil && a.Resolved.Name != v1alpha1.DefaultAPIName {
+			gen.add(ynode.Object(networkPolicy(g, a.Resolved.Name, a.Egress)))
+		}
+	}
+	gen.add(ynode.Object(service(g, g.Name, "", g.Spec.EffectiveCatalogAPI())))
+	var set Set
+	if g.Spec.NetworkPolicy != nil {
+		var all []render.Egress
+		for _, a := range apis {
+			all = append(all, a.Egress)
+		}
+		e := render.Union(all...)
+		gen.add(ynode.Object(networkPolicy(g, "", e)))
+		gen.add(ynode.Object(jobsNetworkPolicy(g)))
+		set.UnknownEgress = e.Unknown
+	}
+	if g.Spec.Gateway != nil {
+		gen.add(ynode.Object(httpRoute(g)))
+	}
+	if g.Spec.DBPurge != nil {
+		gen.add(apis[0].Wiring.JobPod(ynode.Object(dbPurgeCronJob(g))))
+	}
+	set.Objects = gen.objs
+	return set, gen.err
+}
+
+// generated collects one Glance's generated objects in order; the first
+// error stops it.
+type generated struct {
+	objs fn.KubeObjects
+	err  error
+}
+
+func (gen *generated) add(obj *fn.KubeObject, err error) {
+	if gen.err != nil {
+		return
+	}
+	if err == nil {
+		// Flux's post-build substitution must not touch generated text
+		// (a $ in a rendered file or a drain script).
+		err = obj.SetAnnotation(v1alpha1.AnnotationFluxSubstitute, v1alpha1.FluxDisabled)
+	}
+	if err != nil {
+		gen.err = err
+		return
+	}
+	gen.objs = append(gen.objs, obj)
+}
+
+// job adds the wired db-sync Job, named by its content: its template is
+// immutable, and a new image, release or config must run it again.
+func (gen *generated) job(j any, w wire.Wiring) {
+	obj, err := w.JobPod(ynode.Object(j))
+	if err == nil {
+		var spec *yaml.RNode
+		if spec, err = obj.CopyToResourceNode().Pipe(yaml.Lookup("spec")); err == nil {
+			sum := sha256.Sum256([]byte(spec.MustString()))
+			err = obj.SetName(obj.GetName() + "-" + hex.EncodeToString(sum[:])[:8])
+		}
+	}
+	gen.add(obj, err)
+}
