@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"golang.org/x/sync/singleflight"
-	"gopkg.in/ini.v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -64,12 +63,12 @@ func (c *sections) get(id string) (map[string]bool, bool) {
 // parse reads a backends Secret's sections, remembering them when the
 // Secret is immutable.
 func (c *sections) parse(id string, s *corev1.Secret) (map[string]bool, error) {
-	conf, err := ini.Load(s.Data[v1alpha1.KeyBackendsConf])
+	conf, err := v1alpha1.ReadRenderedINI(s.Data[v1alpha1.KeyBackendsConf])
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]bool{}
-	for _, name := range conf.SectionStrings() {
+	for name := range conf {
 		out[name] = true
 	}
 	if s.Immutable != nil && *s.Immutable {

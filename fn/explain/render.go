@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/ini.v1"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -249,7 +248,7 @@ func (g *Glance) read(obj *yaml.RNode, api string) error {
 			return fmt.Errorf("%s %s: %s: %w", obj.GetKind(), obj.GetName(), v1alpha1.KeyBackendsConf, err)
 		}
 		for name, opts := range sections {
-			if name != ini.DefaultSection {
+			if name != "DEFAULT" { // a store is never DEFAULT (a reserved name)
 				g.Stores[name] = opts
 				if !slices.Contains(g.APIStores[api], name) {
 					g.APIStores[api] = append(g.APIStores[api], name)
@@ -269,22 +268,7 @@ func (g *Glance) read(obj *yaml.RNode, api string) error {
 	return nil
 }
 
-// parse reads an INI file as glance-krm writes it, values as written.
+// parse reads a rendered INI file as glance-api reads it.
 func parse(conf string) (map[string]map[string]string, error) {
-	f, err := ini.LoadSources(ini.LoadOptions{IgnoreInlineComment: true, PreserveSurroundedQuote: true, SpaceBeforeInlineComment: true}, []byte(conf))
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]map[string]string{}
-	for _, s := range f.Sections() {
-		if s.Name() == ini.DefaultSection && len(s.Keys()) == 0 {
-			continue
-		}
-		opts := map[string]string{}
-		for _, k := range s.Keys() {
-			opts[k.Name()] = k.Value()
-		}
-		out[s.Name()] = opts
-	}
-	return out, nil
+	return v1alpha1.ReadRenderedINI([]byte(conf))
 }

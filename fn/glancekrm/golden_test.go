@@ -1,8 +1,6 @@
 package glancekrm
 
 import (
-	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -12,56 +10,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 )
 
 // -update rewrites testdata/*/expected.yaml from the function's output.
 // Read `git diff testdata` before committing: a golden file is only as
 // good as the review of its last change.
 var update = flag.Bool("update", false, "rewrite golden files from the current output")
-
-// resourceList wraps multi-document YAML into a ResourceList, the way
-// kustomize and kpt hand objects to the function.
-func resourceList(t testing.TB, docs []byte) []byte {
-	t.Helper()
-	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(docs), OmitReaderAnnotations: true}).Read()
-	if err != nil {
-		t.Fatalf("parsing input: %v", err)
-	}
-	rl := &fn.ResourceList{Items: fn.MoveToKubeObjects(nodes), FunctionConfig: fn.NewEmptyKubeObject()}
-	out, err := rl.ToYAML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// runFn runs the function on a ResourceList as the binary does, and
-// reports whether it failed (the binary's non-zero exit).
-func runFn(t testing.TB, rl []byte) ([]byte, bool) {
-	t.Helper()
-	out, _, err := Transform(rl)
-	if err != nil && !errors.Is(err, ErrFunctionFailed) {
-		t.Fatalf("function broke instead of reporting a result: %v", err)
-	}
-	return out, err != nil
-}
-
-// itemsOf strips the results from an output ResourceList, to feed it back
-// in as kpt does when it re-runs a pipeline on its own output.
-func itemsOf(t testing.TB, out []byte) []byte {
-	t.Helper()
-	rl, err := fn.ParseResourceList(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rl.Results = nil
-	b, err := rl.ToYAML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 func goldenCases(t *testing.T) []string {
 	dirs, err := filepath.Glob("testdata/*/input.yaml")
@@ -142,22 +96,6 @@ func allInputs(t *testing.T) map[string][]byte {
 		out[fmt.Sprintf("generated-%d-glances-%d-backends", n[0], n[1])] = generatedInput(n[0], n[1])
 	}
 	return out
-}
-
-// runFile runs the function on the objects of a YAML file and parses its
-// answer.
-func runFile(t testing.TB, path string) (*fn.ResourceList, bool) {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, failed := runFn(t, resourceList(t, raw))
-	rl, err := fn.ParseResourceList(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rl, failed
 }
 
 // checkWording holds every result of a golden case to one of the two

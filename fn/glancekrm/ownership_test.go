@@ -1,7 +1,6 @@
 package glancekrm
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -24,42 +23,7 @@ spec:
   serviceUser: {secretRef: {name: svc}}
 `
 
-func testBackend(name, glance string, isDefault bool) string {
-	return fmt.Sprintf(`apiVersion: glance.openstack.c5c3.io/v1alpha1
-kind: GlanceBackend
-metadata: {name: %s, namespace: ns}
-spec:
-  glanceRef: {name: %s}
-  type: S3
-  isDefault: %v
-  s3: {host: https://s3.example, bucket: %s-bucket, credentialsSecretRef: {name: %s-creds}}
-`, name, glance, isDefault, name, name)
-}
-
-// testWorkload is a Deployment with one container; container is the YAML
-// of that container's fields after its name.
-func testWorkload(name, labels, container string) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata: {name: %s, namespace: ns%s}
-spec:
-  selector: {matchLabels: {app: x}}
-  template:
-    metadata: {labels: {app: x}}
-    spec:
-      containers:
-      - name: glance-api
-%s`, name, labels, container)
-}
-
 const plainContainer = "        image: ghcr.io/c5c3/glance:2025.2\n        command: [glance-api]\n"
-
-func docs(d ...string) string { return strings.Join(d, "---\n") }
-
-type want struct {
-	sev  fn.Severity
-	text string // a substring of one result's message
-}
 
 type ownershipCase struct {
 	input     string
@@ -132,23 +96,6 @@ func runCase(t *testing.T, c ownershipCase) {
 			t.Errorf("output holds %q", s)
 		}
 	}
-}
-
-func find(items fn.KubeObjects, kind, name string) *fn.KubeObject {
-	for _, o := range items {
-		if o.GetKind() == kind && o.GetName() == name {
-			return o
-		}
-	}
-	return nil
-}
-
-func resultLines(rs fn.Results) string {
-	var b strings.Builder
-	for _, r := range rs {
-		b.WriteString("  " + string(r.Severity) + ": " + r.Message + "\n")
-	}
-	return b.String()
 }
 
 func TestOwnership(t *testing.T) {
@@ -378,4 +325,9 @@ func TestNoResultEchoesUserinfo(t *testing.T) {
 			t.Errorf("%s: a result echoes the password:\n%s", field, resultLines(rl.Results))
 		}
 	}
+}
+
+type want struct {
+	sev  fn.Severity
+	text string // a substring of one result's message
 }

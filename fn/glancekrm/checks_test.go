@@ -1,0 +1,208 @@
+package glancekrm
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// entry is a Glance of the release with the given stores, as the
+// inventory hands it to the checks.
+func entry(t *testing.T, release string, edit func(*v1alpha1.GlanceSpec), stores ...*v1alpha1.GlanceBackend) *glanceEntry {
+	t.Helper()
+	obj, err := fn.ParseKubeObject([]byte(testGlance))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &v1alpha1.Glance{}
+	g.Name, g.Namespace = obj.GetName(), obj.GetNamespace()
+	g.Spec.OpenStackRelease = release
+	if edit != nil {
+		edit(&g.Spec)
+	}
+	ge := &glanceEntry{obj: obj, g: g, valid: true, names: []string{g.Name}}
+	for _, b := range stores {
+		bo, err := fn.ParseKubeObject([]byte(testBackend(b.Name, g.Name, b.Spec.IsDefault)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ge.backends = append(ge.backends, &backendEntry{obj: bo, b: b, valid: true})
+	}
+	return ge
+}
+
+func s3Store(name string, isDefault bool, extra map[string]v1alpha1.OptionValue) *v1alpha1.GlanceBackend {
+	b := &v1alpha1.GlanceBackend{}
+	b.Name = name
+	b.Spec = v1alpha1.GlanceBackendSpec{Type: "S3", IsDefault: isDefault, ExtraOptions: extra,
+		S3: &v1alpha1.S3BackendSpec{Host: "https://s3.example.com", Bucket: name}}
+	return b
+}
+
+// findings are the results as "<severity> <field>: <message part>".
+func findings(rs fn.Results) []string {
+	var out []string
+	for _, r := range rs {
+		f := ""
+		if r.Field != nil {
+			f = r.Field.Path
+		}
+		out = append(out, string(r.Severity)+" "+f)
+	}
+	return out
+}
+
+func TestCheckRelease(t *testing.T) {
+	for name, c := range map[string]struct {
+		release string
+		edit    func(*v1alpha1.GlanceSpec)
+		extra   map[string]v1alpha1.OptionValue
+		ok      bool
+		want    []string
+		message string
+	}{
+		"known options": {release: "2025.2", ok: true,
+			extra: map[string]v1alpha1.OptionValue{"s3_store_large_object_size": "100"}},
+		"a misspelt store option": {release: "2025.2", extra: map[string]v1alpha1.OptionValue{"s3_store_large_object_sise": "100"},
+			want: []string{"error spec.extraOptions[s3_store_large_object_sise]"}, message: `did you mean "s3_store_large_object_size"?`},
+		"an unknown section": {release: "2025.2", edit: func(s *v1alpha1.GlanceSpec) {
+			s.ExtraConfig = map[string]v1alpha1.ConfigSection{"oslo_polcy": {"enforce_scope": "true"}}
+		}, want: []string{"error spec.extraConfig[oslo_polcy]"}, message: `did you mean "oslo_policy"?`},
+		"an unknown option of a known section": {release: "2025.2", edit: func(s *v1alpha1.GlanceSpec) {
+			s.ExtraConfig = map[string]v1alpha1.ConfigSection{"DEFAULT": {"no_such_option": "1"}}
+		}, want: []string{"error spec.extraConfig[DEFAULT][no_such_option]"}, message: "oslo.config would ignore it"},
+		"a release without a catalog": {release: "2099.1", ok: true,
+			want: []string{"warning spec.openStackRelease"}, message: "no option catalog"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rs, ok := checkRelease(entry(t, c.release, c.edit, s3Store("fast", true, c.extra)))
+			if ok != c.ok {
+				t.Errorf("ok = %v, want %v", ok, c.ok)
+			}
+			if diff := cmp.Diff(c.want, findings(rs)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+			if c.message != "" && (len(rs) == 0 || !strings.Contains(rs[0].Message, c.message)) {
+				t.Errorf("message %v, want one containing %q", rs, c.message)
+			}
+		})
+	}
+}
+
+func TestPolicyRules(t *testing.T) {
+	cm := func(data string) *fn.KubeObject {
+		o, err := fn.ParseKubeObject([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: policy, namespace: ns}\n" + data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	ref := &corev1.LocalObjectReference{Name: "policy"}
+	for name, c := range map[string]struct {
+		overrides *v1alpha1.PolicySpec
+		configMap *fn.KubeObject
+		want      map[string]string
+		err       string
+	}{
+		"none":        {},
+		"inline only": {overrides: &v1alpha1.PolicySpec{Rules: map[string]string{"a": "role:x"}}, want: map[string]string{"a": "role:x"}},
+		"inline over the ConfigMap's": {overrides: &v1alpha1.PolicySpec{ConfigMapRef: ref, Rules: map[string]string{"a": "role:x"}},
+			configMap: cm("data:\n  policy.yaml: |\n    a: role:y\n    b: role:z\n"), want: map[string]string{"a": "role:x", "b": "role:z"}},
+		"the ConfigMap is not in the input": {overrides: &v1alpha1.PolicySpec{ConfigMapRef: ref}, err: "is not in the input"},
+		"no policy.yaml key": {overrides: &v1alpha1.PolicySpec{ConfigMapRef: ref}, configMap: cm("data: {other: x}\n"),
+			err: "has no data key policy.yaml"},
+		"not a mapping": {overrides: &v1alpha1.PolicySpec{ConfigMapRef: ref}, configMap: cm("data:\n  policy.yaml: '- a'\n"),
+			err: "is not a mapping of rule names to rule strings"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			inv := &inventory{configMaps: map[objKey]*fn.KubeObject{}}
+			if c.configMap != nil {
+				inv.configMaps[objKey{"ns", "policy"}] = c.configMap
+			}
+			ge := entry(t, "2025.2", func(s *v1alpha1.GlanceSpec) { s.PolicyOverrides = c.overrides })
+			got, ferr := policyRules(inv, ge)
+			if c.err != "" {
+				if ferr == nil || !strings.Contains(ferr.Error(), c.err) || ferr.Field != "spec.policyOverrides.configMapRef.name" {
+					t.Fatalf("error %v, want one on spec.policyOverrides.configMapRef.name containing %q", ferr, c.err)
+				}
+				return
+			}
+			if ferr != nil {
+				t.Fatal(ferr)
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("rules (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCheckMetadef(t *testing.T) {
+	for name, c := range map[string]struct {
+		mode   string
+		policy map[string]string
+		ok     bool
+		want   []string
+	}{
+		"no overrides":              {ok: true},
+		"admin-only metadef writes": {policy: map[string]string{"add_metadef_namespace": "role:admin"}, ok: true},
+		"opened, AdminOnly refuses": {policy: map[string]string{"add_metadef_namespace": "role:member"},
+			want: []string{"error spec.policyOverrides"}},
+		"opened, PolicyOverrides warns": {mode: v1alpha1.MetadefWritesPolicyOverrides, policy: map[string]string{"add_metadef_namespace": "role:member"},
+			ok: true, want: []string{"warning spec.policyOverrides"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ge := entry(t, "2025.2", func(s *v1alpha1.GlanceSpec) { s.MetadefWrites = c.mode })
+			rs, ok := checkMetadef(ge, c.policy)
+			if ok != c.ok {
+				t.Errorf("ok = %v, want %v", ok, c.ok)
+			}
+			if diff := cmp.Diff(c.want, findings(rs)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCheckChain(t *testing.T) {
+	for name, c := range map[string]struct {
+		stores []*v1alpha1.GlanceBackend
+		broken []string
+		edit   func(*v1alpha1.GlanceSpec)
+		valid  bool
+		rules  []string // the rule tags of the errors
+	}{
+		"one default":    {stores: []*v1alpha1.GlanceBackend{s3Store("fast", true, nil), s3Store("slow", false, nil)}, valid: true},
+		"two defaults":   {stores: []*v1alpha1.GlanceBackend{s3Store("fast", true, nil), s3Store("slow", true, nil)}, rules: []string{"exactly-one-default"}},
+		"no default":     {stores: []*v1alpha1.GlanceBackend{s3Store("fast", false, nil)}, rules: []string{"exactly-one-default"}},
+		"a broken store": {stores: []*v1alpha1.GlanceBackend{s3Store("fast", true, nil)}, broken: []string{"slow"}, rules: []string{""}},
+		"extraConfig writes a store's section": {stores: []*v1alpha1.GlanceBackend{s3Store("fast", true, nil)},
+			edit: func(s *v1alpha1.GlanceSpec) {
+				s.ExtraConfig = map[string]v1alpha1.ConfigSection{"fast": {"s3_store_host": "x"}}
+			},
+			rules: []string{"", "release-catalog"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ge := entry(t, "2025.2", c.edit, c.stores...)
+			ge.broken = c.broken
+			rs, valid := runChecks(ge)
+			if valid != c.valid {
+				t.Errorf("valid = %v, want %v: %v", valid, c.valid, rs)
+			}
+			var rules []string
+			for _, r := range rs {
+				if r.Severity == fn.Error {
+					rules = append(rules, r.Tags[tagRule])
+				}
+			}
+			if diff := cmp.Diff(c.rules, rules); diff != "" {
+				t.Errorf("rules (-want +got):\n%s\n%v", diff, rs)
+			}
+		})
+	}
+}
