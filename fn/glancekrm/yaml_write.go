@@ -9,6 +9,9 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/c5c3/glance-krm/fn/glancekrm/decode"
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
 // ErrFunctionFailed is Transform's error when a result is an error: the
@@ -24,6 +27,9 @@ var ErrFunctionFailed = errors.New("error: function failure")
 // each item as its own document and indenting it under "items:" does not.
 // It also returns the results this run added.
 func Transform(in []byte) (out []byte, results fn.Results, err error) {
+	if bytes.Contains(in, []byte(v1alpha1.Group)) {
+		decode.Prepare()
+	}
 	rl, err := fn.ParseResourceList(in)
 	if err != nil {
 		return nil, nil, err

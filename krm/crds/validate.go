@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -27,16 +28,38 @@ import (
 type Validator struct {
 	schema *schema.Structural
 	open   validation.SchemaValidator
-	root   *apiextensionsv1.JSONSchemaProps
-	// cel holds one CEL validator per set of spec fields an object sets:
-	// a rule under an absent field never runs, and compiling only the
-	// rules that can run is most of a short build's time saved.
-	cel map[string]*celValidator
+	// root holds the rules of the object and of spec itself; fields, the
+	// rules under each spec field, compiled on first use (a rule under an
+	// absent field never runs, and compiling only the rules that can run
+	// is most of a short build's time saved). Each field's rules see only
+	// the field (a CEL rule's self is the value it sits on), so they are
+	// compiled on the field's own schema, in parallel, and once per
+	// process, whatever other fields an object sets.
+	root   *celPart
+	fields map[string]*celPart
 }
 
-type celValidator struct {
+// celPart is the API server's CEL validator of one part of the schema.
+type celPart struct {
+	once   sync.Once
+	build  func() (*schema.Structural, error)
+	field  string      // the spec field, "" for the object itself
+	path   *field.Path // where the part sits: nil for the object itself
 	schema *schema.Structural
 	cel    *cel.Validator
+	err    error
+}
+
+func (p *celPart) compile() {
+	p.once.Do(func() {
+		s, err := p.build()
+		if err != nil {
+			p.err = err
+			return
+		}
+		p.schema = s
+		p.cel = cel.NewValidator(s, p.path == nil || s.XEmbeddedResource, celconfig.PerCallLimit)
+	})
 }
 
 var (
@@ -51,7 +74,7 @@ var files = map[string]string{
 }
 
 // For is the validator of a kind (Glance, GlanceBackend), built on first
-// use: compiling a CRD's CEL rules is most of a short run's time.
+// use.
 func For(kind string) (*Validator, error) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -68,6 +91,18 @@ func For(kind string) (*Validator, error) {
 	}
 	validators[kind] = v
 	return v, nil
+}
+
+// Prepare builds a kind's validator and compiles the rules every object
+// of it runs (those of the object and of spec) in the background, so that
+// a caller who knows it will validate such objects (the function, on
+// seeing our API group in its input) pays for them while it parses.
+func Prepare(kind string) {
+	go func() {
+		if v, err := For(kind); err == nil {
+			v.root.compile()
+		}
+	}()
 }
 
 func load(file string) (*Validator, error) {
@@ -94,25 +129,63 @@ func load(file string) (*Validator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Validator{schema: s, open: open, root: root, cel: map[string]*celValidator{}}, nil
+	v := &Validator{schema: s, open: open, fields: map[string]*celPart{}}
+	v.root = &celPart{build: func() (*schema.Structural, error) {
+		top := root.DeepCopy()
+		stripSpecRules(top, func(string) bool { return true })
+		_, s, err := structural(top)
+		return s, err
+	}}
+	if spec, ok := s.Properties["spec"]; ok {
+		for name, sub := range spec.Properties {
+			if !hasRules(&sub) {
+				continue
+			}
+			v.fields[name] = &celPart{field: name, path: field.NewPath("spec", name), build: func() (*schema.Structural, error) { return &sub, nil }}
+		}
+	}
+	return v, nil
 }
 
-// celFor is the CEL validator for objects that set exactly these spec
-// fields: the rules under every other spec field are left out.
-func (v *Validator) celFor(present []string) (*celValidator, error) {
-	key := strings.Join(present, ",")
-	if c := v.cel[key]; c != nil {
-		return c, nil
+// hasRules tells whether a schema holds a CEL rule anywhere.
+func hasRules(s *schema.Structural) bool {
+	if s == nil {
+		return false
 	}
-	root := v.root.DeepCopy()
-	stripSpecRules(root, func(name string) bool { return !slices.Contains(present, name) })
-	_, s, err := structural(root)
-	if err != nil {
-		return nil, err
+	if len(s.XValidations) > 0 || hasRules(s.Items) {
+		return true
 	}
-	c := &celValidator{schema: s, cel: cel.NewValidator(s, true, celconfig.PerCallLimit)}
-	v.cel[key] = c
-	return c, nil
+	if s.AdditionalProperties != nil && hasRules(s.AdditionalProperties.Structural) {
+		return true
+	}
+	for _, p := range s.Properties {
+		if hasRules(&p) {
+			return true
+		}
+	}
+	return false
+}
+
+// parts are the CEL validators for an object that sets these spec fields,
+// compiled, at most GOMAXPROCS at a time, where they were not yet.
+func (v *Validator) parts(present []string) []*celPart {
+	parts := []*celPart{v.root}
+	for _, name := range present {
+		if p := v.fields[name]; p != nil {
+			parts = append(parts, p)
+		}
+	}
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, p := range parts {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			p.compile()
+		})
+	}
+	wg.Wait()
+	return parts
 }
 
 // structural converts a CRD schema for the API server's validators.
@@ -154,20 +227,31 @@ func stripAllRules(s *apiextensionsv1.JSONSchemaProps) {
 	}
 }
 
-// Validate returns every violation of obj, a decoded JSON object.
+// Validate returns every violation of obj, a decoded JSON object. The
+// parts share one runtime cost budget, as the API server's one validator
+// of the whole object does.
 func (v *Validator) Validate(obj map[string]any) field.ErrorList {
 	errs := validation.ValidateCustomResource(nil, obj, v.open)
 	spec, _ := obj["spec"].(map[string]any)
-	present := slices.Sorted(maps.Keys(spec))
-	mu.Lock()
-	c, err := v.celFor(present)
-	mu.Unlock()
-	if err != nil {
-		return append(errs, field.InternalError(nil, err))
-	}
-	if c.cel != nil {
-		celErrs, _ := c.cel.Validate(context.Background(), nil, c.schema, obj, nil, celconfig.RuntimeCELCostBudget)
+	budget := int64(celconfig.RuntimeCELCostBudget)
+	for _, p := range v.parts(slices.Sorted(maps.Keys(spec))) {
+		if p.err != nil {
+			errs = append(errs, field.InternalError(p.path, p.err))
+			continue
+		}
+		if p.cel == nil {
+			continue
+		}
+		var value any = obj
+		if p.field != "" {
+			value = spec[p.field]
+		}
+		var celErrs field.ErrorList
+		celErrs, budget = p.cel.Validate(context.Background(), p.path, p.schema, value, nil, budget)
 		errs = append(errs, celErrs...)
+		if budget < 0 {
+			break
+		}
 	}
 	return errs
 }

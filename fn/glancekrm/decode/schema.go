@@ -81,3 +81,7 @@ func detail(e *field.Error) string {
 	}
 	return d
 }
+
+// Prepare starts building the Glance validator in the background: the
+// caller has seen our API group in its input and parses it meanwhile.
+func Prepare() { crds.Prepare(v1alpha1.GlanceKind) }
