@@ -113,3 +113,14 @@ func TestDedupe(t *testing.T) {
 		t.Errorf("kept (-want +got):\n%s", diff)
 	}
 }
+
+// kustomize's namePrefix/nameSuffix record the names an object had.
+func TestPreviousNames(t *testing.T) {
+	o := object(t, "apiVersion: glance.openstack.c5c3.io/v1alpha1\nkind: Glance\nmetadata:\n  name: p-glance\n  annotations: {internal.config.kubernetes.io/previousNames: 'glance,glance'}\n")
+	if diff := cmp.Diff([]string{"glance", "glance"}, PreviousNames(o)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got := PreviousNames(object(t, "kind: Glance\nmetadata: {name: g}")); got != nil {
+		t.Errorf("no annotation: %q", got)
+	}
+}

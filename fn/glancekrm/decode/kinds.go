@@ -14,7 +14,7 @@ import (
 // before namePrefix/nameSuffix renamed it earlier in the same build.
 const (
 	AnnotationKustomizeID   = "kustomize.config.k8s.io/id"
-	annotationPreviousNames = "internal.config.kubernetes.io/PreviousNames"
+	annotationPreviousNames = "internal.config.kubernetes.io/previousNames"
 )
 
 // PreviousNames are the names kustomize renamed obj from, oldest first.

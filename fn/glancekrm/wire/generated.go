@@ -24,7 +24,7 @@ func (w Wiring) Deployment(d any) (*fn.KubeObject, error) {
 	rn := obj.MoveToResourceNode()
 	why, errs := w.Workload(rn)
 	if len(errs) > 0 || why != "" {
-		return nil, fmt.Errorf("Wiring the generated Deployment %s: %v %s", name, errs, why)
+		return nil, fmt.Errorf("wiring the generated Deployment %s: %v %s", name, errs, why)
 	}
 	return fn.MoveToKubeObject(rn), nil
 }

@@ -83,7 +83,7 @@ func TestMergeImage(t *testing.T) {
 		"an overlay's images: after the function": {cur: "mirror.example/glance:2025.2", last: want, want: "mirror.example/glance:2025.2"},
 		"a digest pin of the same tag":            {cur: "ghcr.io/c5c3/glance:2025.2@sha256:abc", want: "ghcr.io/c5c3/glance:2025.2@sha256:abc"},
 		"a digest pin without a tag":              {cur: "ghcr.io/c5c3/glance@sha256:abc", want: "ghcr.io/c5c3/glance@sha256:abc"},
-		"a registry port is not a tag":            {cur: "registry:5000/c5c3/glance@sha256:abc", want: ""},
+		"a pin of another registry, with a port":  {cur: "registry:5000/c5c3/glance@sha256:abc", want: ""},
 		"another image written by hand":           {cur: "ghcr.io/other/glance:1", want: ""},
 	} {
 		t.Run(name, func(t *testing.T) {
