@@ -15,6 +15,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
@@ -232,6 +233,9 @@ func stripAllRules(s *apiextensionsv1.JSONSchemaProps) {
 // of the whole object does.
 func (v *Validator) Validate(obj map[string]any) field.ErrorList {
 	errs := validation.ValidateCustomResource(nil, obj, v.open)
+	// Duplicate keys of x-kubernetes-list-type map and set lists, as the
+	// API server's create strategy refuses them.
+	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, v.schema, obj)...)
 	spec, _ := obj["spec"].(map[string]any)
 	budget := int64(celconfig.RuntimeCELCostBudget)
 	for _, p := range v.parts(slices.Sorted(maps.Keys(spec))) {

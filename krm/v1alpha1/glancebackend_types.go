@@ -105,6 +105,9 @@ type S3BackendSpec struct {
 	// +kubebuilder:validation:Pattern=`^https?://`
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule=`!self.contains('\n') && !self.contains('\r')`,message=`must not contain a newline or carriage return (INI injection guard)`
+	// +kubebuilder:validation:XValidation:rule=`!self.matches('^https?://[^/?#]*@')`,message=`must not carry userinfo (user:password@): the S3 credentials come from spec.s3.credentialsSecretRef, and glance_store writes the host into every image's location URL`
+	// +kubebuilder:validation:XValidation:rule=`!self.contains('?') && !self.contains('#')`,message=`must not contain a query (?) or a fragment (#): glance_store builds each image's location URL from the host, and a ? or # there breaks parsing it`
+	// +kubebuilder:validation:XValidation:rule=`!self.contains(' ') && !self.contains('\t')`,message=`must not contain a space or a tab`
 	Host string `json:"host"`
 
 	// Bucket is the bucket images are stored in (s3_store_bucket).

@@ -22,6 +22,9 @@ const (
 	MsgGlanceNameTooLong         = `name must be at most 43 characters: the db-purge CronJob appends "-db-purge" and Kubernetes caps CronJob names at 52 characters`
 	MsgExactlyOneDefault         = "exactly one default store is allowed"
 	MsgTargetClusterRefImmutable = "targetClusterRef is immutable"
+	MsgHostUserinfo              = "must not carry userinfo (user:password@): the S3 credentials come from spec.s3.credentialsSecretRef, and glance_store writes the host into every image's location URL"
+	MsgHostQueryOrFragment       = "must not contain a query (?) or a fragment (#): glance_store builds each image's location URL from the host, and a ? or # there breaks parsing it"
+	MsgHostWhitespace            = "must not contain a space or a tab"
 )
 
 // Reasons, shared by the function's results and the controller's conditions.

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"regexp"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -55,6 +56,27 @@ func validateBackendType(t GlanceBackendType, path *field.Path) field.ErrorList 
 	}
 }
 
+// userinfo is a user[:password]@ in a URL's authority.
+var userinfo = regexp.MustCompile(`^https?://[^/?#]*@`)
+
+// hostShape: s3_store_host is the base of every image's location URL,
+// which glance_store builds by string and parses back: userinfo there
+// would be a credential in the database (and in every location), and a
+// '?' or '#' ends the URL's path early.
+func hostShape(path *field.Path, host string) field.ErrorList {
+	var errs field.ErrorList
+	if userinfo.MatchString(host) {
+		errs = append(errs, field.Invalid(path, omit, MsgHostUserinfo))
+	}
+	if strings.ContainsAny(host, "?#") {
+		errs = append(errs, field.Invalid(path, omit, MsgHostQueryOrFragment))
+	}
+	if strings.ContainsAny(host, " \t") {
+		errs = append(errs, field.Invalid(path, omit, MsgHostWhitespace))
+	}
+	return errs
+}
+
 // dnsLabel is an RFC 1123 label, as a virtual-hosted bucket must be.
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
@@ -65,6 +87,7 @@ func validateS3(s *S3BackendSpec, path *field.Path) field.ErrorList {
 		errs = append(errs, matches(path.Child("host"), s.Host, httpURL)...)
 	}
 	errs = append(errs, noCRLF(path.Child("host"), s.Host, 2048)...)
+	errs = append(errs, hostShape(path.Child("host"), s.Host)...)
 	errs = append(errs, minLength1(path.Child("bucket"), s.Bucket)...)
 	errs = append(errs, noCRLF(path.Child("bucket"), s.Bucket, 255)...)
 	errs = append(errs, noCRLF(path.Child("region"), s.Region, 128)...)
