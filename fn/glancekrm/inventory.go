@@ -241,6 +241,10 @@ func (inv *inventory) claim() fn.Results {
 				}
 			}
 			switch len(owners) {
+			case 0:
+				if wire.RunsGlanceAPI(obj) {
+					results = append(results, inv.unclaimed(obj))
+				}
 			case 1:
 				owners[0].workloads = append(owners[0].workloads, obj)
 			case 2:
@@ -251,6 +255,25 @@ func (inv *inventory) claim() fn.Results {
 		}
 	}
 	return results
+}
+
+// unclaimed warns about a glance-api workload no Glance of the input
+// claims: it would ship as written, without the rendered files or its
+// credentials (a ControlPlane deleted by a patch in the same
+// kustomization, which kustomize applies before the function runs, is
+// one way to get there).
+func (inv *inventory) unclaimed(obj *fn.KubeObject) *fn.Result {
+	here := "there is no Glance in this input"
+	if len(inv.glances) > 0 {
+		var names []string
+		for _, g := range inv.glances {
+			names = append(names, g.String())
+		}
+		here = "Glances here: " + strings.Join(names, ", ")
+	}
+	return objectResult(obj, fn.Warning, fmt.Sprintf(
+		"%s: %s %s runs glance-api, but no Glance of this input claims it by its name or its %s label (%s): it ships unwired, without the rendered config and credentials. Add its Glance to this build, or name or label the workload after its Glance",
+		Name, obj.GetKind(), v1alpha1.NamespacedName(obj.GetNamespace(), obj.GetName()), v1alpha1.LabelGlance, here))
 }
 
 // copiesOf are the earlier rendered copies of one Glance's component, and

@@ -574,3 +574,11 @@ func (w Wiring) overridden(variable string) (string, bool) {
 	from, ok := w.credentialOptions()[variable]
 	return from, ok
 }
+
+// RunsGlanceAPI tells whether a Deployment or StatefulSet has a container
+// that runs glance-api, as the wiring finds it.
+func RunsGlanceAPI(obj *fn.KubeObject) bool {
+	pod, _ := obj.CopyToResourceNode().Pipe(yaml.Lookup("spec", "template", "spec"))
+	c, _, _ := glanceContainer(pod)
+	return c != nil
+}
