@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/c5c3/glance-krm/fn/oslo"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
@@ -51,6 +50,9 @@ func Path(required bool, section, option string) string {
 // section and option, never by value, and fails when a required value is
 // missing or unusable.
 func Write(from, to string, db *Target, log io.Writer) error {
+	if info, err := os.Stat(from); err != nil || !info.IsDir() {
+		return fmt.Errorf("%s credentials: --from %s is not a folder: the credential Secrets are not mounted there", v1alpha1.ManagedByGlanceKRM, from)
+	}
 	sections := map[string]*oslo.Section{}
 	var failed []string
 	if db != nil {
@@ -107,15 +109,46 @@ func Write(from, to string, db *Target, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tmp := to + ".tmp"
-	if err := os.WriteFile(tmp, []byte(out), 0o444); err != nil {
-		return err
+	if len(out) > v1alpha1.CredentialsVolumeBytes {
+		return fmt.Errorf("%s credentials: the credentials file would be %d bytes, more than the %s the credentials volume (emptyDir %s) holds: fewer or shorter credentials",
+			v1alpha1.ManagedByGlanceKRM, len(out), v1alpha1.CredentialsVolumeSize, v1alpha1.VolumeCredentials)
 	}
-	if err := os.Rename(tmp, to); err != nil {
-		return err
+	if err := replaceFile(to, []byte(out)); err != nil {
+		return fmt.Errorf("%s credentials: writing %s: %w", v1alpha1.ManagedByGlanceKRM, to, err)
 	}
 	fmt.Fprintf(log, "%s credentials: wrote %d option(s) in %d section(s) to %s\n", v1alpha1.ManagedByGlanceKRM, f.Count(), len(names), to)
 	return nil
+}
+
+// replaceFile writes a read-only file in one step: a temporary file beside
+// it, renamed over it. A write that fails (the memory volume full, a
+// crash) leaves no file behind that a retry of the init container would
+// trip over: its own temporary is removed, and those of a crashed earlier
+// run are removed first.
+func replaceFile(to string, b []byte) error {
+	dir, base := filepath.Dir(to), filepath.Base(to)
+	stale, _ := filepath.Glob(filepath.Join(dir, "."+base+".tmp-*"))
+	for _, f := range append(stale, to+".tmp") { // and what glance-krm before v0.1.0 used
+		_ = os.Remove(f)
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o444)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), to)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }
 
 // composeConnection reads the database password (and username) the
@@ -127,8 +160,11 @@ func composeConnection(dir string, t Target) (string, string) {
 		if err != nil {
 			return "", fmt.Sprintf("[database] connection: key %q of spec.database.secretRef is missing", key)
 		}
-		if !utf8.Valid(b) {
-			return "", fmt.Sprintf("[database] connection: key %q of spec.database.secretRef is not valid UTF-8", key)
+		// The same checks as every other credential: a trailing newline
+		// (what kubectl create secret --from-file makes of a file) is
+		// refused naming the key, not percent-encoded into the URL.
+		if problem := v1alpha1.CredentialProblem(b); problem != "" {
+			return "", fmt.Sprintf("[database] connection: key %q of spec.database.secretRef %s", key, problem)
 		}
 		return string(b), ""
 	}

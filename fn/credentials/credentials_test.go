@@ -2,6 +2,8 @@ package credentials
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,6 +163,21 @@ func TestDatabaseConnectionComposed(t *testing.T) {
 			files:   map[string]string{},
 			problem: `[database] connection: key "password" of spec.database.secretRef is missing`,
 		},
+		"a password with a trailing newline (kubectl create secret --from-file)": {
+			target:  Target{host: "db:3306", name: "glance", user: "glance"},
+			files:   map[string]string{"database/password": "pw\n"},
+			problem: `[database] connection: key "password" of spec.database.secretRef contains a newline or carriage return`,
+		},
+		"a username with a trailing newline": {
+			target:  Target{host: "db:3306", name: "glance"},
+			files:   map[string]string{"database/password": "pw", "database/username": "glance\n"},
+			problem: `[database] connection: key "username" of spec.database.secretRef contains a newline or carriage return`,
+		},
+		"an empty password, like an empty service password": {
+			target:  Target{host: "db:3306", name: "glance", user: "glance"},
+			files:   map[string]string{"database/password": ""},
+			problem: `[database] connection: key "password" of spec.database.secretRef is empty`,
+		},
 		"no username outside static mode": {
 			target:  Target{host: "db:3306", name: "glance"},
 			files:   map[string]string{"database/password": "pw"},
@@ -183,5 +200,66 @@ func TestDatabaseConnectionComposed(t *testing.T) {
 			}
 			assertNoValue(t, problem, tc.files)
 		})
+	}
+}
+
+// TestWriteLeavesNothingBehind: a write that fails removes its temporary
+// file, and what a crashed run left (a read-only temporary) does not stop
+// the next one.
+func TestWriteLeavesNothingBehind(t *testing.T) {
+	from := layCredentials(t, map[string]string{Path(true, "keystone_authtoken", "password"): "pw"})
+	out := t.TempDir()
+	to := filepath.Join(out, "credentials.conf")
+	// A crashed run: its read-only temporary, and the name an earlier
+	// glance-krm used.
+	for _, f := range []string{"." + filepath.Base(to) + ".tmp-123", filepath.Base(to) + ".tmp"} {
+		if err := os.WriteFile(filepath.Join(out, f), []byte("x"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A failed write: the target is a folder, so the rename fails.
+	if err := os.Mkdir(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	if err := Write(from, to, nil, &log); err == nil {
+		t.Fatal("writing over a folder succeeded")
+	}
+	if left, _ := os.ReadDir(out); len(left) != 1 {
+		var names []string
+		for _, e := range left {
+			names = append(names, e.Name())
+		}
+		t.Errorf("a failed write left %v beside the target", names)
+	}
+	if err := os.Remove(to); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(from, to, nil, &log); err != nil {
+		t.Fatalf("the retry failed: %v", err)
+	}
+	if info, err := os.Stat(to); err != nil || info.Mode().Perm() != 0o444 {
+		t.Errorf("written file %v, %v; want mode 0444", info, err)
+	}
+}
+
+// TestWriteChecksItsBudget: the credentials volume is a 1Mi memory
+// emptyDir; a file over it is refused naming the volume.
+func TestWriteChecksItsBudget(t *testing.T) {
+	values := map[string]string{}
+	for i := range 40 {
+		values[Path(false, fmt.Sprintf("store-%02d", i), "s3_store_secret_key")] = strings.Repeat("k", 30000)
+	}
+	err := Write(layCredentials(t, values), filepath.Join(t.TempDir(), "credentials.conf"), nil, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "more than the 1Mi the credentials volume (emptyDir glance-krm-credentials) holds") {
+		t.Fatalf("got %v", err)
+	}
+	assertNoValue(t, err.Error(), values)
+}
+
+func TestWriteNeedsItsFolder(t *testing.T) {
+	err := Write(filepath.Join(t.TempDir(), "missing"), filepath.Join(t.TempDir(), "c.conf"), nil, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "is not a folder") {
+		t.Fatalf("got %v", err)
 	}
 }

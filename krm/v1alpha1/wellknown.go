@@ -43,9 +43,13 @@ const (
 	// so that it never collides with a volume or container of the user's.
 	ReservedPrefix = "glance-krm-"
 
-	VolumeConfig        = ReservedPrefix + "config"
-	VolumeCredentials   = ReservedPrefix + "credentials"
-	VolumeCredentialsIn = ReservedPrefix + "credentials-in"
+	VolumeConfig      = ReservedPrefix + "config"
+	VolumeCredentials = ReservedPrefix + "credentials"
+	// CredentialsVolumeBytes is the size limit of the memory-backed
+	// credentials volume (1Mi): the init container refuses to write more.
+	CredentialsVolumeBytes = 1 << 20
+	CredentialsVolumeSize  = "1Mi"
+	VolumeCredentialsIn    = ReservedPrefix + "credentials-in"
 	// The two directories oslo.config reads by default for glance-api
 	// (project glance, prog glance-api), in this order, with or without
 	// --config-dir flags and under a WSGI server too, where glance-api

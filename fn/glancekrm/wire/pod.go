@@ -27,7 +27,7 @@ func (w Wiring) setVolumes(pod *yaml.RNode, legacy map[string]bool) error {
 	}
 	ours := map[string]*yaml.Node{
 		v1alpha1.VolumeConfig:        ynode.Mapping("name", v1alpha1.VolumeConfig, "projected", ynode.Mapping("sources", w.configSources())),
-		v1alpha1.VolumeCredentials:   ynode.Mapping("emptyDir", ynode.Mapping("medium", "Memory", "sizeLimit", "1Mi"), "name", v1alpha1.VolumeCredentials),
+		v1alpha1.VolumeCredentials:   ynode.Mapping("emptyDir", ynode.Mapping("medium", "Memory", "sizeLimit", v1alpha1.CredentialsVolumeSize), "name", v1alpha1.VolumeCredentials),
 		v1alpha1.VolumeCredentialsIn: ynode.Mapping("name", v1alpha1.VolumeCredentialsIn, "projected", ynode.Mapping("sources", w.credentialSources())),
 	}
 	return replaceNamed(vols, ours, []string{v1alpha1.VolumeConfig, v1alpha1.VolumeCredentials, v1alpha1.VolumeCredentialsIn},
