@@ -22,6 +22,7 @@ var glanceChecks = []check{
 	checkExactlyOneDefault,
 	checkRelease,
 	checkReadableBackends,
+	checkImageReference,
 }
 
 // runChecks is the check chain; valid is false when the Glance or one of
@@ -93,4 +94,18 @@ func checkReadableBackends(ge *glanceEntry) (fn.Results, bool) {
 			"%s: GlanceBackend %s attached to Glance %s could not be read (see its errors); nothing is rendered without it", Name, name, ge.g.Name)))
 	}
 	return results, len(ge.broken) == 0
+}
+
+// checkImageReference: the glance-api image the function writes is one a
+// kubelet can pull. The CRD's patterns judge repository, tag and digest
+// one by one (a repository may hold a ':', which is a registry port only
+// before its first '/'); their join is judged here.
+func checkImageReference(ge *glanceEntry) (fn.Results, bool) {
+	if !ge.valid {
+		return nil, true // the object's own errors (a bad tag, digest or repository) are reported
+	}
+	if problem := v1alpha1.ImageReferenceProblem(ge.g.Spec.Image.Ref()); problem != "" {
+		return fn.Results{withTag(withField(objectResult(ge.obj, fn.Error, fmt.Sprintf("%s: spec.image: the glance-api image %s", Name, problem)), "spec.image.repository"), tagRule, "image-reference")}, false
+	}
+	return nil, true
 }

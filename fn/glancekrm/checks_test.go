@@ -25,6 +25,9 @@ func entry(t *testing.T, release string, edit func(*v1alpha1.GlanceSpec), stores
 	if edit != nil {
 		edit(&g.Spec)
 	}
+	if g.Spec.Image.Repository == "" {
+		g.Spec.Image = v1alpha1.ImageSpec{Repository: "ghcr.io/c5c3/glance", Tag: release}
+	}
 	ge := &glanceEntry{obj: obj, g: g, valid: true, names: []string{g.Name}}
 	for _, b := range stores {
 		bo, err := fn.ParseKubeObject([]byte(testBackend(b.Name, g.Name, b.Spec.IsDefault)))
@@ -181,6 +184,15 @@ func TestCheckChain(t *testing.T) {
 		"two defaults":   {stores: []*v1alpha1.GlanceBackend{s3Store("fast", true, nil), s3Store("slow", true, nil)}, rules: []string{"exactly-one-default"}},
 		"no default":     {stores: []*v1alpha1.GlanceBackend{s3Store("fast", false, nil)}, rules: []string{"exactly-one-default"}},
 		"a broken store": {stores: []*v1alpha1.GlanceBackend{s3Store("fast", true, nil)}, broken: []string{"slow"}, rules: []string{""}},
+		"an image reference a kubelet cannot pull": {stores: []*v1alpha1.GlanceBackend{s3Store("fast", true, nil)},
+			edit: func(s *v1alpha1.GlanceSpec) {
+				s.Image = v1alpha1.ImageSpec{Repository: "ghcr.io/c5c3:glance", Tag: "2025.2"}
+			},
+			rules: []string{"image-reference"}},
+		"a registry port is fine": {stores: []*v1alpha1.GlanceBackend{s3Store("fast", true, nil)}, valid: true,
+			edit: func(s *v1alpha1.GlanceSpec) {
+				s.Image = v1alpha1.ImageSpec{Repository: "registry:5000/c5c3/glance", Tag: "2025.2"}
+			}},
 		"extraConfig writes a store's section": {stores: []*v1alpha1.GlanceBackend{s3Store("fast", true, nil)},
 			edit: func(s *v1alpha1.GlanceSpec) {
 				s.ExtraConfig = map[string]v1alpha1.ConfigSection{"fast": {"s3_store_host": "x"}}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
 // Version is the release this binary belongs to; the credentials init
@@ -68,6 +70,7 @@ func readConfig(fc *fn.KubeObject) (config, fn.Results) {
 			Name, fc.GetAPIVersion(), fc.GetKind(), ConfigAPIVersion, ConfigKind)}}
 	}
 	options := map[string]string{}
+	var notScalar []string
 	if m := rn.Field(section); m != nil {
 		if m.Value.YNode().Kind != yaml.MappingNode {
 			bad = append(bad, section)
@@ -75,7 +78,11 @@ func readConfig(fc *fn.KubeObject) (config, fn.Results) {
 		_ = m.Value.VisitFields(func(f *yaml.MapNode) error {
 			k := f.Key.YNode().Value
 			if f.Value.YNode().Kind != yaml.ScalarNode {
-				bad = append(bad, section+"."+k)
+				if slices.Contains(configFields, k) {
+					notScalar = append(notScalar, section+"."+k)
+				} else {
+					bad = append(bad, section+"."+k)
+				}
 				return nil
 			}
 			options[k] = f.Value.YNode().Value
@@ -83,12 +90,18 @@ func readConfig(fc *fn.KubeObject) (config, fn.Results) {
 		})
 	}
 	prefix := section
+	var invalid fn.Results
 	for k, v := range options {
 		switch k {
 		case "credentialsImage":
-			if v != "" {
-				c.credentialsImage = v
+			if v == "" {
+				continue
 			}
+			if problem := v1alpha1.ImageReferenceProblem(v); problem != "" {
+				invalid = append(invalid, configError(prefix+"."+k, "the credentials init container's image "+problem))
+				continue
+			}
+			c.credentialsImage = v
 		case "workloads":
 			switch v {
 			case "generate", "":
@@ -96,7 +109,7 @@ func readConfig(fc *fn.KubeObject) (config, fn.Results) {
 			case "none":
 				c.generate = false
 			default:
-				bad = append(bad, prefix+"."+k)
+				invalid = append(invalid, configError(prefix+"."+k, fmt.Sprintf("%q is not supported: use generate (the default) or none", v)))
 			}
 		default:
 			bad = append(bad, prefix+"."+k)
@@ -108,5 +121,14 @@ func readConfig(fc *fn.KubeObject) (config, fn.Results) {
 		rs = append(rs, &fn.Result{Severity: fn.Error, Field: &fn.Field{Path: f}, Message: fmt.Sprintf(
 			"%s: functionConfig field %s is not understood (known: %s.%s)", Name, f, prefix, strings.Join(configFields, ", "+prefix+"."))})
 	}
-	return c, rs
+	for _, f := range notScalar {
+		rs = append(rs, configError(f, "must be a string"))
+	}
+	slices.SortFunc(invalid, func(a, b *fn.Result) int { return strings.Compare(a.Field.Path, b.Field.Path) })
+	return c, append(rs, invalid...)
+}
+
+// configError is a known functionConfig field with a value it cannot take.
+func configError(path, msg string) *fn.Result {
+	return &fn.Result{Severity: fn.Error, Field: &fn.Field{Path: path}, Message: fmt.Sprintf("%s: functionConfig field %s: %s", Name, path, msg)}
 }

@@ -39,6 +39,13 @@ const msgNothingRendered = "nothing rendered for Glance %s: fix the errors repor
 // error, because kustomize and kpt judge a function by its exit code.
 func Process(rl *fn.ResourceList) (bool, error) {
 	cfg, results := readConfig(rl.FunctionConfig)
+	if hasErrors(results) {
+		// A setting the function cannot read is a setting lost: nothing
+		// is rendered or wired with the rest of them.
+		results = append(results, &fn.Result{Severity: fn.Info, Message: prefixed("nothing rendered: fix the functionConfig errors reported above")})
+		rl.Results = append(rl.Results, results...)
+		return false, nil
+	}
 	items, projected := projectControlPlanes(rl.Items)
 	results = append(results, projected...)
 	inv, found := takeInventory(items)

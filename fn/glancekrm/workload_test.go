@@ -61,10 +61,33 @@ spec: {ports: [{port: 80}], selector: {mine: "yes"}}
 			results: []want{{fn.Warning, "workload generation is off"}},
 			absent:  []string{"kind: Deployment", "kind: Job"},
 		},
-		"an unknown workloads option is refused": {
+		"an unknown workloads value is refused as a value, and nothing is rendered": {
 			input:   docs(testGlance, testBackend("a", "glance", true)),
 			config:  "apiVersion: fn.glance.openstack.c5c3.io/v1alpha1\nkind: RenderGlanceConfig\nmetadata: {name: c}\nspec: {workloads: some}\n",
-			results: []want{{fn.Error, "functionConfig field spec.workloads is not understood"}},
+			results: []want{{fn.Error, `functionConfig field spec.workloads: "some" is not supported: use generate (the default) or none`}},
+			absent:  []string{"kind: Deployment", "kind: ConfigMap", "kind: Secret"},
+		},
+		"an unknown field is not understood, and nothing is rendered": {
+			input:   docs(testGlance, testBackend("a", "glance", true)),
+			config:  "apiVersion: fn.glance.openstack.c5c3.io/v1alpha1\nkind: RenderGlanceConfig\nmetadata: {name: c}\nspec: {workload: none}\n",
+			results: []want{{fn.Error, "functionConfig field spec.workload is not understood (known: spec.credentialsImage, spec.workloads)"}},
+			absent:  []string{"kind: Deployment", "kind: ConfigMap"},
+		},
+		"a credentialsImage that is no image reference is refused": {
+			input:   docs(testGlance, testBackend("a", "glance", true)),
+			config:  "apiVersion: fn.glance.openstack.c5c3.io/v1alpha1\nkind: RenderGlanceConfig\nmetadata: {name: c}\nspec: {credentialsImage: 'mirror.example/Glance-KRM-fn:v1'}\n",
+			results: []want{{fn.Error, `functionConfig field spec.credentialsImage: the credentials init container's image "mirror.example/Glance-KRM-fn:v1" is not a valid image reference`}},
+			absent:  []string{"kind: Deployment"},
+		},
+		"a known field that is not a string": {
+			input:   docs(testGlance, testBackend("a", "glance", true)),
+			config:  "apiVersion: fn.glance.openstack.c5c3.io/v1alpha1\nkind: RenderGlanceConfig\nmetadata: {name: c}\nspec: {workloads: [none]}\n",
+			results: []want{{fn.Error, "functionConfig field spec.workloads: must be a string"}},
+		},
+		"a mirrored credentialsImage pinned by digest is used": {
+			input:    docs(testGlance, testBackend("a", "glance", true)),
+			config:   "apiVersion: fn.glance.openstack.c5c3.io/v1alpha1\nkind: RenderGlanceConfig\nmetadata: {name: c}\nspec: {credentialsImage: 'mirror.example:5000/c5c3/glance-krm-fn@sha256:" + strings.Repeat("a", 64) + "'}\n",
+			contains: []string{"image: mirror.example:5000/c5c3/glance-krm-fn@sha256:" + strings.Repeat("a", 64)},
 		},
 		"two APIs: a Deployment, PDB and Service each, one stable Service": {
 			input:   docs(glanceWith(twoAPIs), testBackend("a", "glance", true), testBackend("b", "glance", false)),

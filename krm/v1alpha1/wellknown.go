@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/distribution/reference"
 )
 
 // Names that the function writes and the controller reads back from the
@@ -175,4 +177,14 @@ func NamespacedName(ns, name string) string {
 		return name
 	}
 	return ns + "/" + name
+}
+
+// ImageReferenceProblem says why ref is not an image reference a kubelet
+// can pull (the distribution reference grammar containerd and Docker
+// parse), or "".
+func ImageReferenceProblem(ref string) string {
+	if _, err := reference.ParseNormalizedNamed(ref); err != nil {
+		return fmt.Sprintf("%q is not a valid image reference (%v)", ref, err)
+	}
+	return ""
 }
