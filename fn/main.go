@@ -76,7 +76,7 @@ func explainChange(args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	format := fs.String("format", explain.FormatText, "text, markdown or json")
-	failOn := fs.String("fail-on", explain.StoreRemoved, "comma-separated warning kinds that block (exit 1): "+strings.Join([]string{explain.StoreRemoved, explain.StoreLocationChanged, explain.DefaultStoreChanged, explain.CredentialsSecretRenamed, explain.UnknownOption}, ", ")+"; empty for none")
+	failOn := fs.String("fail-on", explain.StoreRemoved, "comma-separated warning kinds that block (exit 1): "+strings.Join(explain.Kinds, ", ")+"; empty for none ("+explain.GlanceRemoved+" and "+explain.StoreRenamed+" block whenever "+explain.StoreRemoved+" does, "+explain.ReleaseDowngrade+" always)")
 	var acks stringList
 	fs.Var(&acks, "acknowledge", "a warning ID a reviewer accepts (repeatable)")
 	if err := fs.Parse(args); err != nil {

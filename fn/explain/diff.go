@@ -3,6 +3,7 @@ package explain
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -17,7 +18,35 @@ const (
 	StoreLocationChanged     = "store-location-changed"
 	CredentialsSecretRenamed = "credentials-secret-renamed"
 	UnknownOption            = "unknown-option"
+	// GlanceRemoved: a Glance leaves the render (deleted, renamed, moved
+	// to another namespace) and takes every store, its Service and its
+	// workload with it. It blocks whenever store-removed does.
+	GlanceRemoved = "glance-removed"
+	// StoreRenamed: a store keeps its bucket under a new name, a new
+	// store id for Glance. It blocks whenever store-removed does.
+	StoreRenamed = "store-renamed"
+	// ReleaseDowngrade: Glance's schema migrations only go forward; it
+	// always blocks (a reviewer may acknowledge it).
+	ReleaseDowngrade = "release-downgrade"
+	// ReleaseSkipped: a jump over a release, other than between two SLURP
+	// releases.
+	ReleaseSkipped = "release-skipped"
 )
+
+// Kinds are every warning kind, for --fail-on.
+var Kinds = []string{StoreRemoved, GlanceRemoved, StoreRenamed, StoreLocationChanged, DefaultStoreChanged, CredentialsSecretRenamed, UnknownOption, ReleaseDowngrade, ReleaseSkipped}
+
+// blocks tells whether a warning of this kind blocks under fail-on.
+func blocks(kind string, failOn []string) bool {
+	switch kind {
+	case ReleaseDowngrade:
+		return true
+	case GlanceRemoved, StoreRenamed:
+		// At least as hard as removing one store: both lose images.
+		return slices.Contains(failOn, kind) || slices.Contains(failOn, StoreRemoved)
+	}
+	return slices.Contains(failOn, kind)
+}
 
 // Report is what a change does, per Glance.
 type Report struct {
@@ -45,6 +74,9 @@ type GlanceChange struct {
 	Added   []string `json:"added,omitempty"`
 	Removed []string `json:"removed,omitempty"`
 	Changed []string `json:"changed,omitempty"`
+	// NoLongerRead: options of the render the previous release read and
+	// the new one does not (a release change), "[section] option".
+	NoLongerRead []string `json:"noLongerRead,omitempty"`
 }
 
 // APIStoresChange is the stores one Image API serves, before and after.
@@ -57,7 +89,8 @@ type APIStoresChange struct {
 // StoreChange is one store added, removed or changed option by option.
 type StoreChange struct {
 	Store   string         `json:"store"`
-	Change  string         `json:"change"` // added, removed, changed
+	Change  string         `json:"change"`         // added, removed, renamed, changed
+	From    string         `json:"from,omitempty"` // renamed: the store's id before
 	Options []OptionChange `json:"options,omitempty"`
 }
 
@@ -133,11 +166,13 @@ func Compare(before, after *Render, o Options) *Report {
 			b = &Glance{}
 		case a == nil:
 			c.Status, c.Release = "removed", b.Release
+			r.warn(GlanceRemoved, n, "", "Glance %s leaves the render (deleted, renamed or moved to another namespace): it takes its stores (%s), its Service and its workload with it, and the images in those stores become unreachable; if it moves, its database and buckets go with it only by hand", n, strings.Join(slices.Sorted(maps.Keys(b.Stores)), ", "))
 			a = &Glance{}
 		default:
 			c.Release = a.Release
 			if b.Release != a.Release {
 				c.ReleaseBefore = b.Release
+				r.releaseChange(&c, b, a)
 			}
 		}
 		r.compareGlance(&c, b, a)
@@ -151,23 +186,81 @@ func Compare(before, after *Render, o Options) *Report {
 	}
 	for i := range r.Warnings {
 		w := &r.Warnings[i]
-		w.Blocking = slices.Contains(o.FailOn, w.Kind)
+		w.Blocking = blocks(w.Kind, o.FailOn)
 		w.Acknowledged = slices.Contains(o.Acknowledged, w.ID)
 	}
 	return r
 }
 
 func (r *Report) warn(kind, glance, subject, format string, args ...any) {
-	r.Warnings = append(r.Warnings, Warning{ID: kind + "/" + glance + "/" + subject, Kind: kind, Glance: glance,
-		Message: fmt.Sprintf(format, args...)})
+	id := kind + "/" + glance
+	if subject != "" {
+		id += "/" + subject
+	}
+	r.Warnings = append(r.Warnings, Warning{ID: id, Kind: kind, Glance: glance, Message: redact(fmt.Sprintf(format, args...))})
+}
+
+// userinfo is a URL's user[:password]@.
+var userinfo = regexp.MustCompile(`://[^/@\s]*@`)
+
+// redact takes the userinfo out of every URL in a text: no explain
+// format ever shows one (a host the build refuses, a connection string).
+func redact(s string) string { return userinfo.ReplaceAllString(s, "://(hidden)@") }
+
+// releaseChange judges a change of openStackRelease: a downgrade, a
+// skipped release, and the options the new release no longer reads.
+func (r *Report) releaseChange(c *GlanceChange, b, a *Glance) {
+	g := c.Glance
+	path, ok := v1alpha1.PathBetween(b.Release, a.Release)
+	switch {
+	case !ok:
+	case path.Downgrade:
+		r.warn(ReleaseDowngrade, g, "", "openStackRelease goes down from %s to %s: Glance's database schema migrations only go forward, so the older glance-api cannot run on the newer schema", b.Release, a.Release)
+	case len(path.Skipped) > 0:
+		r.warn(ReleaseSkipped, g, "", "openStackRelease jumps from %s to %s over %s: OpenStack supports an upgrade to the next release, or between two SLURP releases (2025.1 -> 2026.1); upgrade through each release", b.Release, a.Release, strings.Join(path.Skipped, ", "))
+	}
+	old, cat := catalogs.For(b.Release), catalogs.For(a.Release)
+	if old == nil || cat == nil {
+		return
+	}
+	for _, store := range slices.Sorted(maps.Keys(a.Stores)) {
+		for _, opt := range slices.Sorted(maps.Keys(a.Stores[store])) {
+			_, was := old.StoreOptions[opt]
+			if _, is := cat.StoreOptions[opt]; was && !is {
+				c.NoLongerRead = append(c.NoLongerRead, fmt.Sprintf("[%s] %s", store, opt))
+			}
+		}
+	}
+	for _, section := range slices.Sorted(maps.Keys(a.Config)) {
+		was, okOld := old.Section(section)
+		is, okNew := cat.Section(section)
+		for _, opt := range slices.Sorted(maps.Keys(a.Config[section])) {
+			_, inOld := was[opt]
+			_, inNew := is[opt]
+			if okOld && inOld && (!okNew || !inNew) {
+				c.NoLongerRead = append(c.NoLongerRead, fmt.Sprintf("[%s] %s", section, opt))
+			}
+		}
+	}
 }
 
 func (r *Report) compareGlance(c *GlanceChange, b, a *Glance) {
 	g := c.Glance
+	renamedTo := renamedStores(b.Stores, a.Stores)
+	renamedFrom := map[string]string{}
+	for old, store := range renamedTo {
+		renamedFrom[store] = old
+	}
 	for _, store := range union(b.Stores, a.Stores) {
 		bo, inB := b.Stores[store]
 		ao, inA := a.Stores[store]
 		switch {
+		case !inB && renamedFrom[store] != "":
+			old := renamedFrom[store]
+			c.Stores = append(c.Stores, StoreChange{Store: store, Change: "renamed", From: old, Options: options(b.Stores[old], ao)})
+			r.warn(StoreRenamed, g, old, "store %q is renamed to %q (the same bucket %s on %s): that is a new store id for Glance, and every image recorded under %q keeps that id in its locations, which no store serves after the change; move the images (or keep the name)", old, store, ao["s3_store_bucket"], ao["s3_store_host"], old)
+		case !inA && renamedTo[store] != "":
+			// shown as the rename above
 		case !inB:
 			c.Stores = append(c.Stores, StoreChange{Store: store, Change: "added", Options: options(nil, ao)})
 		case !inA:
@@ -215,6 +308,29 @@ func (r *Report) compareGlance(c *GlanceChange, b, a *Glance) {
 	added, removed, changed, _ := compareObjects(b.Objects, a.Objects)
 	c.Added, c.Removed, c.Changed = append(c.Added, added...), append(c.Removed, removed...), changed
 	r.unknownOptions(g, a)
+}
+
+// renamedStores pairs a store that leaves with one that comes on the
+// same host and bucket: old name -> new name.
+func renamedStores(before, after map[string]map[string]string) map[string]string {
+	out := map[string]string{}
+	taken := map[string]bool{}
+	for _, old := range slices.Sorted(maps.Keys(before)) {
+		if _, stays := after[old]; stays {
+			continue
+		}
+		for _, store := range slices.Sorted(maps.Keys(after)) {
+			if _, existed := before[store]; existed || taken[store] {
+				continue
+			}
+			bo, ao := before[old], after[store]
+			if bo["s3_store_bucket"] != "" && bo["s3_store_bucket"] == ao["s3_store_bucket"] && bo["s3_store_host"] == ao["s3_store_host"] {
+				out[old], taken[store] = store, true
+				break
+			}
+		}
+	}
+	return out
 }
 
 // renames pairs the hashed objects by kind: a ConfigMap and a Secret per
@@ -316,6 +432,7 @@ func options(before, after map[string]string) []OptionChange {
 		if hidden(o) {
 			b, a = mask(b), mask(a)
 		}
+		b, a = redact(b), redact(a)
 		out = append(out, OptionChange{Option: o, Before: b, After: a})
 	}
 	return out

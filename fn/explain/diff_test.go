@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -60,5 +61,65 @@ func TestCredentialOptionsAreHidden(t *testing.T) {
 	want := []OptionChange{{Option: "s3_store_access_key", Before: "(hidden)", After: "(hidden)"}, {Option: "s3_store_secret_key", Before: "(hidden)", After: "(hidden)"}}
 	if d := cmp.Diff(want, r.Glances[0].Stores[0].Options); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+func TestGateKinds(t *testing.T) {
+	a := map[string]string{"s3_store_host": "https://s3", "s3_store_bucket": "a"}
+	one := func(release string) *Glance {
+		g := glance(map[string]map[string]string{"x": a}, "x")
+		g.Release = release
+		return g
+	}
+	for name, c := range map[string]struct {
+		before, after *Glance
+		failOn        []string
+		kind          string
+		blocking      bool
+	}{
+		"a Glance that leaves blocks by default": {one("2025.2"), nil, nil, GlanceRemoved, true},
+		"as hard as a store removal":             {one("2025.2"), nil, []string{StoreRemoved}, GlanceRemoved, true},
+		"not when no store removal blocks":       {one("2025.2"), nil, []string{}, GlanceRemoved, false},
+		"a downgrade always blocks":              {one("2026.1"), one("2025.2"), []string{}, ReleaseDowngrade, true},
+		"a skip is flagged":                      {one("2024.2"), one("2025.2"), nil, ReleaseSkipped, false},
+		"a skip blocks when asked":               {one("2024.2"), one("2025.2"), []string{ReleaseSkipped}, ReleaseSkipped, true},
+		"a store renamed on its bucket blocks":   {one("2025.2"), glance(map[string]map[string]string{"y": a}, "y"), nil, StoreRenamed, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			before := &Render{Glances: map[string]*Glance{"ns/g": c.before}}
+			after := &Render{Glances: map[string]*Glance{}}
+			if c.after != nil {
+				after.Glances["ns/g"] = c.after
+			}
+			r := Compare(before, after, Options{FailOn: c.failOn})
+			found := false
+			for _, w := range r.Warnings {
+				if w.Kind == c.kind {
+					found = true
+					if w.Blocking != c.blocking {
+						t.Errorf("%s blocking = %v, want %v", w.Kind, w.Blocking, c.blocking)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no %s warning: %+v", c.kind, r.Warnings)
+			}
+			if c.kind == StoreRenamed && slices.ContainsFunc(r.Warnings, func(w Warning) bool { return w.Kind == StoreRemoved }) {
+				t.Errorf("a rename is also reported as a removal: %+v", r.Warnings)
+			}
+		})
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://user:pa55@s3.example":        "http://(hidden)@s3.example",
+		"mysql+pymysql://glance:x@db/glance": "mysql+pymysql://(hidden)@db/glance",
+		"https://s3.example/@path":           "https://s3.example/@path",
+		"no url":                             "no url",
+	} {
+		if got := redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -45,11 +45,19 @@ func (c GlanceChange) lines() []string {
 			out = append(out, fmt.Sprintf("store %s added", s.Store))
 		case "removed":
 			out = append(out, fmt.Sprintf("store %s removed", s.Store))
+		case "renamed":
+			out = append(out, fmt.Sprintf("store renamed: %s", arrow(s.From, s.Store)))
+			for _, o := range s.Options {
+				out = append(out, fmt.Sprintf("store %s: %s %s", s.Store, o.Option, arrow(o.Before, o.After)))
+			}
 		default:
 			for _, o := range s.Options {
 				out = append(out, fmt.Sprintf("store %s: %s %s", s.Store, o.Option, arrow(o.Before, o.After)))
 			}
 		}
+	}
+	for _, o := range c.NoLongerRead {
+		out = append(out, fmt.Sprintf("no longer read by %s: %s", c.Release, o))
 	}
 	for _, d := range c.Defaults {
 		out = append(out, fmt.Sprintf("default store (API %s): %s", d.API, arrow(d.Before, d.After)))

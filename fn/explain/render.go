@@ -42,18 +42,27 @@ type Glance struct {
 // Read reads a build's output: multi-document YAML, or a ResourceList (a
 // kpt or function output).
 func Read(b []byte) (*Render, error) {
-	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(b), OmitReaderAnnotations: true}).Read()
+	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(b), OmitReaderAnnotations: true, DisableUnwrapping: true}).Read()
 	if err != nil {
 		return nil, err
 	}
 	if len(nodes) == 1 && nodes[0].GetKind() == "ResourceList" {
+		if msg := failedRun(nodes[0]); msg != "" {
+			return nil, fmt.Errorf("not a render: it is a run of the function that failed (its results hold errors, the first: %s)", msg)
+		}
 		items, err := nodes[0].Pipe(yaml.Lookup("items"))
 		if err != nil {
 			return nil, err
 		}
+		if items == nil {
+			return nil, fmt.Errorf("not a render: a ResourceList without items")
+		}
 		if nodes, err = items.Elements(); err != nil {
 			return nil, err
 		}
+	}
+	if len(nodes) == 0 {
+		return nil, fmt.Errorf("not a render: it holds no object (an empty file, or a build that failed and wrote nothing)")
 	}
 	r := &Render{Glances: map[string]*Glance{}}
 	byName := map[string]*yaml.RNode{}
@@ -109,6 +118,22 @@ func Read(b []byte) (*Render, error) {
 		}
 	}
 	return r, nil
+}
+
+// failedRun is the first error result of a ResourceList, or "".
+func failedRun(rl *yaml.RNode) string {
+	results, _ := rl.Pipe(yaml.Lookup("results"))
+	if results == nil {
+		return ""
+	}
+	elems, _ := results.Elements()
+	for _, e := range elems {
+		if sev, _ := e.GetString("severity"); sev == "error" {
+			msg, _ := e.GetString("message")
+			return redact(msg)
+		}
+	}
+	return ""
 }
 
 // newestCopies reads the rendered ConfigMaps and Secrets of a Glance with
@@ -178,7 +203,7 @@ func (r *Render) workload(n *yaml.RNode, byName map[string]*yaml.RNode) error {
 		kind, name, _ := strings.Cut(file, "/")
 		obj := byName[kind+"/"+n.GetNamespace()+"/"+name]
 		if obj == nil {
-			continue
+			return fmt.Errorf("not a whole render: it mounts %s %s, which is not in it (a truncated file?)", kind, name)
 		}
 		if err := g.read(obj, api); err != nil {
 			return err

@@ -142,6 +142,36 @@ var scenarios = map[string]func(t *testing.T, dir string) string{
 		}
 		return over
 	},
+	// The Glance leaves the render: renamed by an overlay's namePrefix.
+	"glance-renamed": func(t *testing.T, dir string) string {
+		return overlay(t, dir, "renamed", "resources: [../standalone]\nnamePrefix: new-\n")
+	},
+	// The store keeps its bucket under another name: a new store id.
+	"store-renamed": func(t *testing.T, dir string) string {
+		edit(t, filepath.Join(dir, "standalone/resources/backends.yaml"), "  name: secondary\n", "  name: archive\n")
+		return filepath.Join(dir, "standalone")
+	},
+	// 2025.2 to 2026.2 jumps over 2026.1.
+	"release-skipped": func(t *testing.T, dir string) string {
+		return overlay(t, dir, "skip", "resources: [../standalone]\npatches:\n  - target: {kind: Glance, name: glance}\n    patch: |\n      - op: replace\n        path: /spec/openStackRelease\n        value: \"2026.2\"\n")
+	},
+	// The next release: no warning about the path.
+	"release-next": func(t *testing.T, dir string) string {
+		return overlay(t, dir, "next", "resources: [../standalone]\npatches:\n  - target: {kind: Glance, name: glance}\n    patch: |\n      - op: replace\n        path: /spec/openStackRelease\n        value: \"2026.1\"\n")
+	},
+}
+
+// overlay writes a kustomization above the example and returns its folder.
+func overlay(t *testing.T, dir, name, kustomization string) string {
+	t.Helper()
+	over := filepath.Join(dir, name)
+	if err := os.MkdirAll(over, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(over, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return over
 }
 
 // want: the warning kinds each scenario shows (every other kind must be
@@ -158,9 +188,17 @@ var want = map[string]struct {
 		lines: []string{"store secondary removed", `store-removed: store "secondary" is removed`, "--acknowledge store-removed/openstack/glance/secondary"}},
 	"bucket-changed": {warnings: []string{explain.StoreLocationChanged},
 		lines: []string{"store primary: s3_store_bucket glance-images -> glance-images-new"}},
-	"region-changed":       {lines: []string{"store primary: s3_store_region_name garage -> garage-2"}},
-	"credentials-renamed":  {warnings: []string{explain.CredentialsSecretRenamed}, lines: []string{`credentials Secret of store "secondary" changes from "garage-s3-credentials" to "garage-s3-credentials-2026"`}},
-	"release-pinned-older": {warnings: []string{explain.UnknownOption}, lines: []string{"release: 2025.2 -> 2022.2", `option "s3_store_region_name" of store "primary" is not an option of an S3 store in Glance 2022.2`}},
+	"region-changed":      {lines: []string{"store primary: s3_store_region_name garage -> garage-2"}},
+	"credentials-renamed": {warnings: []string{explain.CredentialsSecretRenamed}, lines: []string{`credentials Secret of store "secondary" changes from "garage-s3-credentials" to "garage-s3-credentials-2026"`}},
+	"release-pinned-older": {warnings: []string{explain.UnknownOption, explain.ReleaseDowngrade}, exit: 1, lines: []string{"release: 2025.2 -> 2022.2",
+		"openStackRelease goes down from 2025.2 to 2022.2", `option "s3_store_region_name" of store "primary" is not an option of an S3 store in Glance 2022.2`,
+		"no longer read by 2022.2: [primary] s3_store_region_name"}},
+	"glance-renamed": {warnings: []string{explain.GlanceRemoved}, exit: 1, lines: []string{"Glance openstack/glance (removed", "Glance openstack/new-glance (added",
+		"Glance openstack/glance leaves the render", "--acknowledge glance-removed/openstack/glance"}},
+	"store-renamed": {warnings: []string{explain.StoreRenamed}, exit: 1, lines: []string{"store renamed: secondary -> archive",
+		`store "secondary" is renamed to "archive" (the same bucket glance-images-2`}},
+	"release-skipped": {warnings: []string{explain.ReleaseSkipped, explain.UnknownOption}, lines: []string{"release: 2025.2 -> 2026.2", "jumps from 2025.2 to 2026.2 over 2026.1", "no longer read by 2026.2: [DEFAULT] http_keepalive"}},
+	"release-next":    {lines: []string{"release: 2025.2 -> 2026.1"}},
 }
 
 func runExplain(t *testing.T, args ...string) (string, int) {
@@ -181,7 +219,7 @@ func runExplain(t *testing.T, args ...string) (string, int) {
 }
 
 func TestExplainScenarios(t *testing.T) {
-	allKinds := []string{explain.DefaultStoreChanged, explain.StoreRemoved, explain.StoreLocationChanged, explain.CredentialsSecretRenamed, explain.UnknownOption}
+	allKinds := explain.Kinds
 	for name, change := range scenarios {
 		t.Run(name, func(t *testing.T) {
 			dir := example(t)
@@ -443,5 +481,94 @@ func TestWithoutWorkload(t *testing.T) {
 	}
 	if code != 1 || strings.Contains(out, "Deployment") {
 		t.Errorf("exit %d (want 1), or a Deployment where none is rendered:\n%s", code, out)
+	}
+}
+
+// TestNotARender: explain is a gate, and what it cannot read is not a
+// render: an empty file, a failed run written to a file, a render cut
+// short exit 2 naming why, never "everything was removed".
+func TestNotARender(t *testing.T) {
+	dir := example(t)
+	before := render(t, filepath.Join(dir, "standalone"))
+	good, err := os.ReadFile(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A failed run: the function's own output on an input it refuses.
+	cmd := exec.Command(testenv.FunctionBinary(t))
+	cmd.Stdin = strings.NewReader("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: glance.openstack.c5c3.io/v1alpha1\n  kind: Glance\n  metadata: {name: glance, namespace: openstack}\n  spec: {openStackRelease: nope}\n")
+	failed, _ := cmd.Output()
+	// A render cut short: without the rendered ConfigMap the workload
+	// mounts.
+	var kept []string
+	for _, doc := range strings.Split(string(good), "\n---\n") {
+		if !strings.Contains(doc, "kind: ConfigMap") || !strings.Contains(doc, "glance-config-") {
+			kept = append(kept, doc)
+		}
+	}
+	cut := strings.Join(kept, "\n---\n")
+	if cut == string(good) {
+		t.Fatal("the render has no rendered ConfigMap to cut")
+	}
+	for name, c := range map[string]struct {
+		content string
+		why     string
+	}{
+		"an empty file":      {"", "not a render: it holds no object"},
+		"only a separator":   {"---\n", "not a render: it holds no object"},
+		"a failed run":       {string(failed), "not a render: it is a run of the function that failed"},
+		"a truncated render": {cut, "not a whole render: it mounts"},
+		"not YAML":           {"{: [", "explain: "},
+	} {
+		t.Run(name, func(t *testing.T) {
+			after := filepath.Join(t.TempDir(), "after.yaml")
+			if err := os.WriteFile(after, []byte(c.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{before, after}, {after, before}} {
+				cmd := exec.Command(testenv.FunctionBinary(t), append([]string{"explain", "--fail-on", ""}, args...)...)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, _ := cmd.Output()
+				if code := cmd.ProcessState.ExitCode(); code != 2 {
+					t.Errorf("exit %d, want 2:\n%s%s", code, out, stderr.String())
+				}
+				if !strings.Contains(stderr.String(), c.why) {
+					t.Errorf("stderr lacks %q:\n%s", c.why, stderr.String())
+				}
+			}
+		})
+	}
+}
+
+// TestExplainNeverShowsUserinfo: a URL's user:password@ appears in no
+// format, wherever it sits (a store's host in a render the build would
+// now refuse, written by an older glance-krm or by hand).
+func TestExplainNeverShowsUserinfo(t *testing.T) {
+	dir := example(t)
+	before := render(t, filepath.Join(dir, "standalone"))
+	b, err := os.ReadFile(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "s3cr3t-in-the-url"
+	withUser := strings.ReplaceAll(string(b), "s3_store_host = http://garage", "s3_store_host = http://AKIA:"+secret+"@garage")
+	if withUser == string(b) {
+		t.Fatal("the render has no s3_store_host to edit")
+	}
+	after := filepath.Join(t.TempDir(), "after.yaml")
+	if err := os.WriteFile(after, []byte(withUser), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"text", "markdown", "json"} {
+		for _, args := range [][]string{{before, after}, {after, before}} {
+			out, _ := runExplain(t, append([]string{"--format", format}, args...)...)
+			if strings.Contains(out, secret) || strings.Contains(out, "AKIA:") {
+				t.Errorf("the %s output holds the userinfo:\n%s", format, out)
+			}
+			if !strings.Contains(out, "(hidden)@garage") {
+				t.Errorf("the %s output does not show the host changing:\n%s", format, out)
+			}
+		}
 	}
 }

@@ -1,0 +1,54 @@
+package v1alpha1
+
+import "fmt"
+
+// The release upgrade path. Glance's database schema migrations only go
+// forward, and OpenStack supports an upgrade to the next release, or
+// between two SLURP releases (the .1 release of every year from 2023.1,
+// "Skip Level Upgrade Release Process") straight to the next SLURP one.
+// explain judges a change of spec.openStackRelease with it.
+
+// ReleasePath is what a change of release from one series to another
+// does.
+type ReleasePath struct {
+	Downgrade bool
+	// Skipped are the releases the change jumps over, when the jump is not
+	// one between two SLURP releases.
+	Skipped []string
+}
+
+// PathBetween judges the change from one release series (2025.2) to
+// another; ok is false when either is not one.
+func PathBetween(from, to string) (p ReleasePath, ok bool) {
+	fy, fm, ok1 := series(from)
+	ty, tm, ok2 := series(to)
+	if !ok1 || !ok2 {
+		return ReleasePath{}, false
+	}
+	f, t := fy*2+fm-1, ty*2+tm-1 // consecutive releases are consecutive numbers
+	switch {
+	case t < f:
+		return ReleasePath{Downgrade: true}, true
+	case t-f <= 1:
+		return ReleasePath{}, true
+	case t-f == 2 && IsSLURP(from) && IsSLURP(to):
+		return ReleasePath{}, true
+	}
+	for n := f + 1; n < t; n++ {
+		p.Skipped = append(p.Skipped, fmt.Sprintf("%d.%d", n/2, n%2+1))
+	}
+	return p, true
+}
+
+// IsSLURP tells a SLURP release: the .1 release of a year from 2023.1.
+func IsSLURP(release string) bool {
+	y, m, ok := series(release)
+	return ok && m == 1 && y >= 2023
+}
+
+func series(release string) (year, minor int, ok bool) {
+	if _, err := fmt.Sscanf(release, "%d.%d", &year, &minor); err != nil || (minor != 1 && minor != 2) || fmt.Sprintf("%d.%d", year, minor) != release {
+		return 0, 0, false
+	}
+	return year, minor, true
+}
