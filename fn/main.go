@@ -163,20 +163,13 @@ func keepHistory(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("keep-history", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	previous := fs.String("previous", "", "what keep-history wrote last time (a missing file is a first run)")
-	config := fs.String("config", "", "the function configuration the build used (RenderGlanceConfig)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	var prev, cfg []byte
+	var prev []byte
 	var err error
 	if *previous != "" {
 		if prev, err = os.ReadFile(*previous); err != nil && !os.IsNotExist(err) {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-	}
-	if *config != "" {
-		if cfg, err = os.ReadFile(*config); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
@@ -186,12 +179,7 @@ func keepHistory(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: reading stdin: %v\n", glancekrm.Name, err)
 		return 1
 	}
-	out, results, err := glancekrm.KeepHistory(prev, cur, cfg)
-	for _, r := range results {
-		if r.Severity != fn.Info {
-			fmt.Fprintln(stderr, r.String())
-		}
-	}
+	out, err := glancekrm.KeepHistory(prev, cur)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: keep-history: %v\n", glancekrm.Name, err)
 		return 1

@@ -10,10 +10,13 @@
 # Flux, which prunes what leaves its output as soon as it applied the new
 # set, keeps the configuration the old pods mount until they are replaced.
 #
+# What Flux applies is exactly what kustomize built (keep-history does not
+# run the function again: a base's functionConfig, an overlay's patches and
+# images: all hold), followed by the carried copies.
+#
 # Environment: KUSTOMIZE (default: kustomize on PATH), GLANCE_KRM_FN
-# (default: glance-krm-fn on PATH), CONFIG (default:
-# OVERLAY/glance-krm.yaml, the function configuration the overlay uses;
-# without one, the defaults).
+# (default: the exec path the build declares for glance-krm, in OVERLAY or
+# any kustomization it builds on; else glance-krm-fn on PATH).
 set -euo pipefail
 if [ $# -ne 2 ]; then
   echo "usage: $0 OVERLAY OUTDIR" >&2
@@ -21,14 +24,40 @@ if [ $# -ne 2 ]; then
 fi
 overlay=$1 out=$2
 kustomize=${KUSTOMIZE:-kustomize}
-fnbin=${GLANCE_KRM_FN:-glance-krm-fn}
-config=${CONFIG:-$overlay/glance-krm.yaml}
+
+# declared DIR: the exec path of the glance-krm function a kustomization
+# (or one it builds on: resources, components, bases) declares, resolved
+# as kustomize resolves it, from the declaring kustomization's folder.
+declared() {
+  local dir=$1 k="" f p r
+  for f in kustomization.yaml kustomization.yml Kustomization; do
+    if [ -f "$dir/$f" ]; then k=$dir/$f; break; fi
+  done
+  [ -n "$k" ] || return 1
+  for f in "$dir"/*.yaml "$dir"/*.yml; do
+    if [ ! -f "$f" ] || ! grep -q 'config.kubernetes.io/function' "$f"; then continue; fi
+    p=$(awk '/exec:/ {e = 1} e && /path:/ {print $2; exit}' "$f")
+    case $p in
+      */glance-krm-fn*|glance-krm-fn*) ;;
+      *) continue ;;
+    esac
+    case $p in /*) echo "$p" ;; *) echo "$dir/$p" ;; esac
+    return 0
+  done
+  while read -r r; do
+    if [ -d "$dir/$r" ] && declared "$dir/$r"; then return 0; fi
+  done < <(awk '
+    /^(resources|components|bases): *\[/ { s = $0; sub(/^[^[]*\[/, "", s); sub(/\].*$/, "", s); n = split(s, a, ","); for (i = 1; i <= n; i++) { gsub(/[ "\047]/, "", a[i]); print a[i] }; next }
+    /^(resources|components|bases):/ { l = 1; next }
+    /^[^ #-]/ { l = 0 }
+    l && /^ *- / { print $2 }' "$k")
+  return 1
+}
+fnbin=${GLANCE_KRM_FN:-$(declared "$overlay" || echo glance-krm-fn)}
 mkdir -p "$out"
 tmp=$(mktemp "$out/.resources.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
-args=(keep-history --previous "$out/resources.yaml")
-if [ -f "$config" ]; then args+=(--config "$config"); fi
-"$kustomize" build --enable-alpha-plugins --enable-exec "$overlay" | "$fnbin" "${args[@]}" > "$tmp"
+"$kustomize" build --enable-alpha-plugins --enable-exec "$overlay" | "$fnbin" keep-history --previous "$out/resources.yaml" > "$tmp"
 chmod 0644 "$tmp"
 mv "$tmp" "$out/resources.yaml"
 cat > "$out/kustomization.yaml" <<'EOT'

@@ -2,70 +2,110 @@ package glancekrm
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
-
-	"github.com/c5c3/glance-krm/fn/glancekrm/history"
+	"slices"
+	"strconv"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
+	"github.com/c5c3/glance-krm/fn/glancekrm/history"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
-// KeepHistory gives a stateless build the history kpt keeps: current is
-// what `kustomize build` wrote with the function in it (multi-document
-// YAML), previous what KeepHistory wrote last time (nil the first time),
-// config the function's configuration the build used (nil for the
-// defaults). The rendered copies of previous take the place of current's,
-// and the function runs once more, as kpt re-runs it on its package: the
-// current copies are kept or added as the newest revision and at most
-// HistoryLimit copies per Glance and kind remain. An older copy therefore
-// stays in the output, and in the cluster, while the pods that mount it are
-// replaced — the job Argo CD's PruneLast does, for a pipeline (Flux) that
-// prunes what leaves its output right after applying.
-func KeepHistory(previous, current, config []byte) ([]byte, fn.Results, error) {
+// KeepHistory gives a stateless build the history kpt keeps, for a
+// pipeline (Flux) that prunes what leaves its output right after applying
+// the new set: current is what `kustomize build` wrote with the function
+// in it, previous what KeepHistory wrote last time (nil the first time).
+// The output is current, byte for byte, followed by the rendered copies of
+// previous that current no longer holds, each marked with how many renders
+// ago it was current (AnnotationCarried), at most history.Limit copies per
+// Glance and kind with current's own, and none of a Glance that current
+// does not hold (deleted, renamed, moved to another namespace). The
+// function does not run again: what the build did — a base's
+// functionConfig, an overlay's patches and images: — is what ships.
+// Given its own output as previous and the same build, it writes the same
+// bytes again.
+func KeepHistory(previous, current []byte) ([]byte, error) {
 	items, err := readDocs(current)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the current build: %w", err)
+		return nil, fmt.Errorf("the current build: %w", err)
 	}
 	old, err := readDocs(previous)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the previous output: %w", err)
+		return nil, fmt.Errorf("the previous output: %w", err)
 	}
-	rl := &fn.ResourceList{FunctionConfig: fn.NewEmptyKubeObject()}
+	glances, held := map[objKey]bool{}, map[string]bool{}
+	now := map[history.Key][]string{} // the current copies of each Glance, component and kind
 	for _, o := range items {
-		if !isRenderedCopy(o) {
-			rl.Items = append(rl.Items, o)
+		held[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
+		if o.GetAPIVersion() == v1alpha1.APIVersion && o.GetKind() == v1alpha1.GlanceKind {
+			glances[objKey{o.GetNamespace(), o.GetName()}] = true
+		}
+		if k, ok := renderedCopy(o); ok {
+			now[k] = append(now[k], o.GetName())
 		}
 	}
+	// The copies previous held as current, by group: when a group's are
+	// current's too, nothing moved on and the carried copies keep their age.
+	was := map[history.Key][]string{}
 	for _, o := range old {
-		if isRenderedCopy(o) {
-			rl.Items = append(rl.Items, o)
+		if k, ok := renderedCopy(o); ok && carriedAge(o) == 0 {
+			was[k] = append(was[k], o.GetName())
 		}
 	}
-	if len(bytes.TrimSpace(config)) > 0 {
-		if rl.FunctionConfig, err = fn.ParseKubeObject(config); err != nil {
-			return nil, nil, fmt.Errorf("the function's configuration: %w", err)
+	var carried fn.KubeObjects
+	for _, o := range old {
+		k, ok := renderedCopy(o)
+		if !ok || held[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] || !glances[objKey{k.Namespace, k.Glance}] {
+			continue
 		}
+		age := carriedAge(o)
+		if !sameNames(was[k], now[k]) {
+			age++
+		}
+		if age == 0 || age > history.Limit-1 {
+			continue
+		}
+		if err := o.SetAnnotation(v1alpha1.AnnotationCarried, strconv.Itoa(age)); err != nil {
+			return nil, err
+		}
+		carried = append(carried, o)
 	}
-	ok, err := Process(rl)
-	if err != nil {
-		return nil, rl.Results, err
+	slices.SortStableFunc(carried, func(a, b *fn.KubeObject) int {
+		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetKind(), b.GetKind()),
+			cmp.Compare(carriedAge(a), carriedAge(b)), cmp.Compare(a.GetName(), b.GetName()))
+	})
+	out := bytes.Clone(current)
+	if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n")) {
+		out = append(out, '\n')
 	}
-	out, werr := writeDocs(rl.Items)
-	if werr != nil {
-		return nil, rl.Results, werr
+	for _, o := range carried {
+		if len(out) > 0 {
+			out = append(out, "---\n"...)
+		}
+		out = append(out, o.String()...)
 	}
-	if !ok {
-		return out, rl.Results, ErrFunctionFailed
-	}
-	return out, rl.Results, nil
+	return out, nil
 }
 
-// isRenderedCopy: a hashed Secret or ConfigMap the function rendered.
-func isRenderedCopy(o *fn.KubeObject) bool {
+// renderedCopy is the group of a hashed Secret or ConfigMap the function
+// rendered.
+func renderedCopy(o *fn.KubeObject) (history.Key, bool) {
 	k, ok := history.KeyOf(o)
-	return ok && (k.Component == v1alpha1.ComponentBackends || k.Component == v1alpha1.ComponentConfig)
+	return k, ok && (k.Component == v1alpha1.ComponentBackends || k.Component == v1alpha1.ComponentConfig)
+}
+
+// carriedAge is how many renders ago a carried copy was current; 0 for a
+// copy of the build itself.
+func carriedAge(o *fn.KubeObject) int {
+	n, _ := strconv.Atoi(o.GetAnnotation(v1alpha1.AnnotationCarried))
+	return n
+}
+
+func sameNames(a, b []string) bool {
+	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
 }
 
 func readDocs(b []byte) (fn.KubeObjects, error) {
@@ -77,18 +117,4 @@ func readDocs(b []byte) (fn.KubeObjects, error) {
 		return nil, err
 	}
 	return fn.MoveToKubeObjects(nodes), nil
-}
-
-// writeDocs writes objects as multi-document YAML, in the function's
-// output order.
-func writeDocs(objs fn.KubeObjects) ([]byte, error) {
-	sortItems(objs)
-	var buf bytes.Buffer
-	for i, o := range objs {
-		if i > 0 {
-			buf.WriteString("---\n")
-		}
-		buf.WriteString(o.String())
-	}
-	return buf.Bytes(), nil
 }

@@ -30,8 +30,11 @@ const (
 	// db-sync Job, db-purge CronJob): each run replaces them whole.
 	ComponentWorkload = "workload"
 	// LabelAPI names the Image API (spec.apis) a workload serves.
-	LabelAPI             = Group + "/api"
-	AnnotationRevision   = Group + "/revision"
+	LabelAPI           = Group + "/api"
+	AnnotationRevision = Group + "/revision"
+	// AnnotationCarried marks a rendered copy keep-history carried over
+	// from an earlier render for Flux: how many renders ago it was current.
+	AnnotationCarried    = Group + "/carried"
 	AnnotationArgoCDSync = "argocd.argoproj.io/sync-options"
 	ArgoCDPruneLast      = "PruneLast=true"
 	// Flux's post-build substitution rewrites ${...} anywhere in an object;

@@ -320,3 +320,90 @@ func mountedBy(t *testing.T, dir string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestPrerenderIsTheBuild builds one overlay both ways: with kustomize and
+// the function, and through hack/flux-prerender.sh. The function runs in a
+// base with a functionConfig of its own (a mirrored credentials image);
+// the overlay above adds images: and a patch. What Flux gets is the build,
+// byte for byte; after a change, the build followed by the previous
+// copies, marked as carried; the same build again changes nothing; and
+// the copies of a Glance that left the build are not carried. The script
+// finds the function where the base declares it (no GLANCE_KRM_FN).
+func TestPrerenderIsTheBuild(t *testing.T) {
+	dir := t.TempDir()
+	testenv.CopyTree(t, filepath.Join(root, "examples", "standalone", "resources"), filepath.Join(dir, "resources"), nil)
+	write := func(path, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, path)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, path), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("base/kustomization.yaml", "resources: [../resources]\ntransformers: [glance-krm.yaml]\n")
+	write("base/glance-krm.yaml", "apiVersion: fn.glance.openstack.c5c3.io/v1alpha1\nkind: RenderGlanceConfig\nmetadata:\n  name: glance-krm\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: "+testenv.FunctionBinary(t)+"\nspec:\n  credentialsImage: mirror.example/c5c3/glance-krm-fn:v0.1.0\n")
+	top := "resources: [../base]\nimages:\n  - {name: ghcr.io/c5c3/glance, newName: mirror.example/c5c3/glance}\npatches:\n  - target: {kind: Deployment, name: glance}\n    patch: |\n      - {op: add, path: /metadata/labels/team, value: images}\n"
+	write("top/kustomization.yaml", top)
+	out := filepath.Join(dir, "out")
+	run := func() (string, string) {
+		t.Helper()
+		build, stderr, err := testenv.KustomizeBuild(t, filepath.Join(dir, "top"))
+		if err != nil {
+			t.Fatalf("kustomize build: %v\n%s", err, stderr)
+		}
+		cmd := exec.Command("bash", filepath.Join(root, "hack", "flux-prerender.sh"), filepath.Join(dir, "top"), out)
+		cmd.Env = append(slices.DeleteFunc(os.Environ(), func(e string) bool { return strings.HasPrefix(e, "GLANCE_KRM_FN=") }), "KUSTOMIZE="+testenv.Kustomize(t))
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("flux-prerender.sh: %v\n%s", err, b)
+		}
+		got, err := os.ReadFile(filepath.Join(out, "resources.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return build, string(got)
+	}
+	build, got := run()
+	if got != build {
+		t.Fatalf("the first pre-render is not the build:\n--- build\n%s\n--- pre-render\n%s", build, got)
+	}
+	for _, want := range []string{"image: mirror.example/c5c3/glance:2025.2", "image: mirror.example/c5c3/glance-krm-fn:v0.1.0", "team: images"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the build lacks %q", want)
+		}
+	}
+
+	// A change: the default store flips, the config ConfigMap is renamed.
+	edit := func(file, from, to string) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil || !strings.Contains(string(b), from) {
+			t.Fatalf("%s lacks %q", file, from)
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(strings.Replace(string(b), from, to, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit("resources/backends.yaml", "isDefault: true", "isDefault: X")
+	edit("resources/backends.yaml", "isDefault: false", "isDefault: true")
+	edit("resources/backends.yaml", "isDefault: X", "isDefault: false")
+	build2, got2 := run()
+	if !strings.HasPrefix(got2, build2) {
+		t.Fatalf("the pre-render does not start with the build")
+	}
+	carried := strings.TrimPrefix(got2, build2)
+	if !strings.Contains(carried, v1alpha1.AnnotationCarried+`: "1"`) || strings.Count(carried, "kind: ConfigMap") != 1 || strings.Contains(carried, "kind: Secret") {
+		t.Errorf("want the old ConfigMap carried (and the Secret, unchanged, not twice):\n%s", carried)
+	}
+	if _, again := run(); again != got2 {
+		t.Errorf("the same build pre-rendered again changed the output")
+	}
+
+	// The Glance leaves the build (moved to another namespace): nothing of
+	// it is carried.
+	write("top/kustomization.yaml", top+"namespace: elsewhere\n")
+	build3, got3 := run()
+	if got3 != build3 {
+		t.Errorf("copies of a Glance that left the build are carried:\n%s", strings.TrimPrefix(got3, build3))
+	}
+}
