@@ -9,7 +9,9 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/kptdev/krm-functions-sdk/go/fn v1.0.2
 	github.com/minio/minio-go/v7 v7.4.1
+	github.com/owenrumney/go-sarif/v2 v2.3.3
 	github.com/robfig/cron/v3 v3.0.1
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.uber.org/zap v1.27.1
 	golang.org/x/sync v0.23.0
 	golang.org/x/sys v0.48.0

@@ -21,7 +21,9 @@ import (
 
 	"github.com/c5c3/glance-krm/fn/credentials"
 	"github.com/c5c3/glance-krm/fn/explain"
+	"github.com/c5c3/glance-krm/fn/findings"
 	"github.com/c5c3/glance-krm/fn/glancekrm"
+	"github.com/c5c3/glance-krm/fn/validate"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
@@ -34,6 +36,8 @@ func main() {
 			os.Exit(keepHistory(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 		case "explain":
 			os.Exit(explainChange(os.Args[2:], os.Stdout, os.Stderr))
+		case "validate":
+			os.Exit(validateFiles(os.Args[2:], os.Stdout, os.Stderr))
 		}
 	}
 	os.Exit(filter(os.Stdin, os.Stdout, os.Stderr))
@@ -75,7 +79,7 @@ func explainChange(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: %s explain [flags] BEFORE AFTER\n\nBEFORE and AFTER are two renders: files (kustomize build output or a ResourceList; - for stdin),\nor folders (a kustomization, built with $KUSTOMIZE or kustomize; a rendered kpt package, read as it is).\nExit codes: 0 nothing blocks, 1 a blocking warning is not acknowledged, 2 usage or unreadable input.\n\n", glancekrm.Name)
 		fs.PrintDefaults()
 	}
-	format := fs.String("format", explain.FormatText, "text, markdown or json")
+	format := fs.String("format", explain.FormatText, "text, markdown, json, sarif (code scanning) or github (workflow annotations)")
 	failOn := fs.String("fail-on", explain.StoreRemoved, "comma-separated warning kinds that block (exit 1): "+strings.Join(explain.Kinds, ", ")+"; empty for none ("+explain.GlanceRemoved+" and "+explain.StoreRenamed+" block whenever "+explain.StoreRemoved+" does, "+explain.ReleaseDowngrade+" always)")
 	var acks stringList
 	fs.Var(&acks, "acknowledge", "a warning ID a reviewer accepts (repeatable)")
@@ -104,7 +108,11 @@ func explainChange(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	report := explain.Compare(renders[0], renders[1], opts)
-	if err := report.Write(stdout, *format); err != nil {
+	write := func() error { return report.Write(stdout, *format) }
+	if *format == findings.FormatSARIF || *format == findings.FormatGitHub {
+		write = func() error { return findings.Write(stdout, *format, tool("explain"), report.Findings(fs.Arg(1))) }
+	}
+	if err := write(); err != nil {
 		fmt.Fprintf(stderr, "%s explain: %v\n", glancekrm.Name, err)
 		return explainUsage
 	}
@@ -149,6 +157,44 @@ func readRender(name string) ([]byte, error) {
 	var buf bytes.Buffer
 	err = kio.ByteWriter{Writer: &buf}.Write(nodes)
 	return buf.Bytes(), err
+}
+
+// tool names the function in SARIF.
+func tool(command string) findings.Tool {
+	return findings.Tool{Name: glancekrm.Name + " " + command, Version: glancekrm.Version, InformationURI: "https://github.com/c5c3/glance-krm"}
+}
+
+// validateFiles runs every check of the function on files and folders
+// (a kustomization's, a kpt package's) without rendering: exit 1 when an
+// error is found, 2 for bad flags or unreadable input.
+func validateFiles(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s validate [--format text|sarif|github] PATH...\n\nPATH: YAML files, or folders (every YAML file below, as written: a kustomization's, a kpt package's).\nExit codes: 0 no error, 1 an error found, 2 usage or unreadable input.\n\n", glancekrm.Name)
+		fs.PrintDefaults()
+	}
+	format := fs.String("format", findings.FormatText, "text, sarif (code scanning) or github (workflow annotations)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2
+	}
+	found, ok, err := validate.Run(fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "%s validate: %v\n", glancekrm.Name, err)
+		return 2
+	}
+	if err := findings.Write(stdout, *format, tool("validate"), found); err != nil {
+		fmt.Fprintf(stderr, "%s validate: %v\n", glancekrm.Name, err)
+		return 2
+	}
+	if !ok {
+		return 1
+	}
+	return 0
 }
 
 type stringList []string

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/c5c3/glance-krm/fn/findings"
 )
 
 // Formats Write knows.
@@ -164,4 +166,22 @@ func (r *Report) markdown() string {
 // mdEscape keeps a value from turning into Markdown.
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;", ">", "&gt;", "`", "'").Replace(s)
+}
+
+// Findings are the report's warnings for review tools: an unacknowledged
+// blocking warning is an error, any other a warning, each about the AFTER
+// render's file and its Glance.
+func (r *Report) Findings(file string) []findings.Finding {
+	var out []findings.Finding
+	for _, w := range r.Warnings {
+		level, msg := findings.Warning, w.Message
+		switch {
+		case w.Blocking && !w.Acknowledged:
+			level, msg = findings.Error, msg+" (blocks the merge; acknowledge with --acknowledge "+w.ID+")"
+		case w.Acknowledged:
+			msg += " (acknowledged)"
+		}
+		out = append(out, findings.Finding{Rule: w.Kind, Level: level, Message: msg, File: file, Object: "Glance " + w.Glance})
+	}
+	return out
 }

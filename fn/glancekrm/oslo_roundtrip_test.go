@@ -39,8 +39,9 @@ func TestOsloConfigRoundTrip(t *testing.T) {
 		want["DEFAULT"]["x_"+k] = v
 	}
 	// The typed fields go through the same writer: a bucket and a region
-	// may be any string, a host any string after its scheme.
-	want["primary"]["s3_store_host"] = "http://s3.example/$bucket ' "
+	// may be any string, a host any string after its scheme without
+	// whitespace, userinfo, query or fragment.
+	want["primary"]["s3_store_host"] = `http://s3.example/$bucket'"%`
 	want["primary"]["s3_store_bucket"] = ` "b$" `
 	want["primary"]["s3_store_region_name"] = " eu-west-1 "
 	want["primary"]["s3_store_bucket_url_format"] = "path"

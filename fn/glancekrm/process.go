@@ -123,13 +123,8 @@ func (o *output) refuse(ge *glanceEntry) output {
 func renderGlance(cfg config, inv *inventory, ge *glanceEntry) output {
 	var out output
 	g := ge.g
-	checked, valid := runChecks(ge)
-	out.report(checked...)
-	if !valid {
-		return out.refuse(ge)
-	}
-	p, planned, ok := planGlance(inv, ge)
-	out.report(planned...)
+	p, judged, ok := judge(inv, ge)
+	out.report(judged...)
 	if !ok {
 		return out.refuse(ge)
 	}
@@ -186,6 +181,35 @@ func renderGlance(cfg config, inv *inventory, ge *glanceEntry) output {
 	}
 	out.report(objectResult(ge.obj, fn.Info, fmt.Sprintf("%s: rendered Glance %s: %s; wired %s", Name, ge, summary(g, apis, names), done)))
 	return out
+}
+
+// judge is every check of one Glance: the check chain, then its plan.
+func judge(inv *inventory, ge *glanceEntry) (plan, fn.Results, bool) {
+	results, valid := runChecks(ge)
+	if !valid {
+		return plan{}, results, false
+	}
+	p, planned, ok := planGlance(inv, ge)
+	return p, append(results, planned...), ok
+}
+
+// Validate runs every check Process runs, on the same input, and renders
+// nothing: `glance-krm-fn validate` reports the findings of a change
+// without a build. It reports failure when a result is an error.
+func Validate(rl *fn.ResourceList) bool {
+	_, results := readConfig(rl.FunctionConfig)
+	items, projected := projectControlPlanes(rl.Items)
+	results = append(results, projected...)
+	inv, found := takeInventory(items)
+	results = append(results, found...)
+	for _, ge := range inv.glances {
+		_, judged, _ := judge(inv, ge)
+		results = append(results, judged...)
+	}
+	redactResults(results)
+	sortResults(results)
+	rl.Results = append(rl.Results, results...)
+	return !hasErrors(results)
 }
 
 // keepCopies is the history stage: each distinct rendered file of the
