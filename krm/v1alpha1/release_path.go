@@ -10,6 +10,7 @@ import "fmt"
 
 // ReleasePath is what a change of release from one series to another
 // does.
+// +kubebuilder:object:generate=false
 type ReleasePath struct {
 	Downgrade bool
 	// Skipped are the releases the change jumps over, when the jump is not
