@@ -2,14 +2,13 @@ package validate
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/c5c3/glance-krm/fn/findings"
+	"github.com/c5c3/glance-krm/internal/testenv"
 )
 
 func TestRunNamesFileAndLine(t *testing.T) {
@@ -58,28 +57,5 @@ func TestSARIFOfRealFindings(t *testing.T) {
 	if err := findings.Write(&b, findings.FormatSARIF, findings.Tool{Name: "glance-krm validate", Version: "test"}, fs); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open("../findings/testdata/sarif-schema-2.1.0.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("sarif.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := c.Compile("sarif.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := jsonschema.UnmarshalJSON(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := schema.Validate(v); err != nil {
-		t.Errorf("%v\n%s", err, b.String())
-	}
+	testenv.ValidSARIF(t, b.Bytes())
 }

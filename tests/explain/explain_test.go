@@ -17,7 +17,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/c5c3/glance-krm/fn/explain"
 	"github.com/c5c3/glance-krm/internal/testenv"
@@ -585,30 +584,7 @@ func TestExplainForReviewTools(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1 (the removal blocks)", code)
 	}
-	f, err := os.Open(filepath.Join(root, "fn", "findings", "testdata", "sarif-schema-2.1.0.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("sarif.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := c.Compile("sarif.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if err := schema.Validate(v); err != nil {
-		t.Errorf("the SARIF does not follow its schema: %v", err)
-	}
+	testenv.ValidSARIF(t, []byte(out))
 	if !strings.Contains(out, `"ruleId": "store-removed"`) || !strings.Contains(out, `"level": "error"`) {
 		t.Errorf("the SARIF lacks the blocking removal:\n%s", out)
 	}
