@@ -31,7 +31,7 @@ export GLANCE_KRM_REQUIRE_PEERS := 1
 # The root file systems (tests/e2e/glance/rootfs.sh, built by the rootfs
 # target), each as the GLANCE_ROOTFS_<NAME> variable a test reads.
 rootfs_var = GLANCE_ROOTFS_$(2)="$$(CACHE=$(CACHE) bash tests/e2e/glance/rootfs.sh $(1))"
-ROOTFS_GLANCE := $(call rootfs_var,trixie,TRIXIE) $(call rootfs_var,2025.2,2025_2) $(call rootfs_var,2026.1,2026_1) $(call rootfs_var,sid,SID)
+ROOTFS_GLANCE := $(call rootfs_var,trixie,TRIXIE) $(call rootfs_var,2025.2,2025_2) $(call rootfs_var,2026.1,2026_1) $(call rootfs_var,sid,SID) $(call rootfs_var,keystone,KEYSTONE)
 ROOTFS_NODE   := $(ROOTFS_GLANCE) $(call rootfs_var,bookworm,BOOKWORM) $(call rootfs_var,infra,INFRA)
 
 .PHONY: build-fn rootfs deps-node e2e-node bench-node flux-render lint short deps-lint help seed-render generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench bench-controller fuzz generate tools deps-python deps-glance clean
@@ -103,7 +103,7 @@ unit: build tools deps-python deps-glance rootfs
 ## tests/e2e/glance/rootfs.sh into the cache
 e2e-glance: build $(KUSTOMIZE) $(VERSITYGW) deps-glance rootfs
 	$(ROOTFS_GLANCE) \
-	  go test $(GO_TEST_FLAGS) -tags e2e -v -timeout 30m -run TestGlanceMultiStore ./tests/e2e/glance/
+	  go test $(GO_TEST_FLAGS) -tags e2e -v -timeout 30m -run 'TestGlanceMultiStore|TestUpgrade' ./tests/e2e/glance/
 
 ## rootfs: every root file system the tests run glance in, two at a time
 rootfs:

@@ -14,8 +14,9 @@ import (
 
 // credentials is the CredentialsReady verdict: the Secret exists and both
 // contract keys hold a usable value. Messages name the Secret and the key,
-// never a value.
-func credentials(ctx context.Context, r client.Reader, namespace, name string) (conditions.Condition, error) {
+// never a value. A shape the Glance's release mishandles (release
+// known) keeps the verdict True and says so.
+func credentials(ctx context.Context, r client.Reader, namespace, name, release string) (conditions.Condition, error) {
 	c := conditions.Condition{Type: v1alpha1.ConditionCredentialsReady, Reason: v1alpha1.ReasonWaitingForCredentials}
 	var s corev1.Secret
 	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
@@ -25,6 +26,7 @@ func credentials(ctx context.Context, r client.Reader, namespace, name string) (
 		}
 		return c, err
 	}
+	var warnings []string
 	for _, key := range []string{v1alpha1.CredentialsAccessKeyID, v1alpha1.CredentialsSecretAccessKey} {
 		v, ok := s.Data[key]
 		if !ok {
@@ -38,8 +40,14 @@ func credentials(ctx context.Context, r client.Reader, namespace, name string) (
 			c.Message = fmt.Sprintf("key %q of credentials Secret %q %s", key, name, problem)
 			return c, nil
 		}
+		if w := v1alpha1.S3KeyShapeWarning(release, key, v); w != "" {
+			warnings = append(warnings, w)
+		}
 	}
 	c.OK, c.Reason = true, v1alpha1.ReasonCredentialsAvailable
 	c.Message = fmt.Sprintf("credentials Secret %q carries %s and %s", name, v1alpha1.CredentialsAccessKeyID, v1alpha1.CredentialsSecretAccessKey)
+	for _, w := range warnings {
+		c.Message += "; warning: " + w
+	}
 	return c, nil
 }

@@ -114,7 +114,7 @@ func (r *Reconciler) verdicts(ctx context.Context, b *v1alpha1.GlanceBackend) (v
 	var err error
 	if b.Spec.S3 == nil {
 		v.Credentials.Reason, v.Credentials.Message = v1alpha1.ReasonWaitingForCredentials, "spec.s3 is not set"
-	} else if v.Credentials, err = credentials(ctx, rd.secrets, b.Namespace, b.Spec.S3.CredentialsSecretRef.Name); err != nil {
+	} else if v.Credentials, err = credentials(ctx, rd.secrets, b.Namespace, b.Spec.S3.CredentialsSecretRef.Name, g.Spec.OpenStackRelease); err != nil {
 		return v, err
 	}
 	v.Projection, err = projection(ctx, rd, &g, b.Name)

@@ -258,7 +258,7 @@ func (r *Report) compareGlance(c *GlanceChange, b, a *Glance) {
 		case !inB && renamedFrom[store] != "":
 			old := renamedFrom[store]
 			c.Stores = append(c.Stores, StoreChange{Store: store, Change: "renamed", From: old, Options: options(b.Stores[old], ao)})
-			r.warn(StoreRenamed, g, old, "store %q is renamed to %q (the same bucket %s on %s): that is a new store id for Glance, and every image recorded under %q keeps that id in its locations, which no store serves after the change; move the images (or keep the name)", old, store, ao["s3_store_bucket"], ao["s3_store_host"], old)
+			r.warn(StoreRenamed, g, old, "store %q is renamed to %q (the same bucket %s on %s): that is a new store id for Glance, and every image recorded under %q keeps that id in its locations, which no store serves after the change; move the images (or keep the name)%s", old, store, ao["s3_store_bucket"], ao["s3_store_host"], old, leakOnRead(a.Release))
 		case !inA && renamedTo[store] != "":
 			// shown as the rename above
 		case !inB:
@@ -266,7 +266,7 @@ func (r *Report) compareGlance(c *GlanceChange, b, a *Glance) {
 		case !inA:
 			c.Stores = append(c.Stores, StoreChange{Store: store, Change: "removed"})
 			if c.Status != "removed" {
-				r.warn(StoreRemoved, g, store, "store %q is removed: the images stored in it become unreachable (Glance keeps each image's location, and no other store serves it); move or delete those images first", store)
+				r.warn(StoreRemoved, g, store, "store %q is removed: the images stored in it become unreachable (Glance keeps each image's location, and no other store serves it); move or delete those images first%s", store, leakOnRead(a.Release))
 			}
 		default:
 			if opts := options(bo, ao); len(opts) > 0 {
@@ -279,7 +279,7 @@ func (r *Report) compareGlance(c *GlanceChange, b, a *Glance) {
 			}
 		}
 		if bs, as := b.Credentials[store], a.Credentials[store]; inB && inA && bs != "" && as != "" && bs != as {
-			r.warn(CredentialsSecretRenamed, g, store, "the credentials Secret of store %q changes from %q to %q: it must exist with both keys before the pods roll, and images written with the old keys need them to stay valid", store, bs, as)
+			r.warn(CredentialsSecretRenamed, g, store, "the credentials Secret of store %q changes from %q to %q: it must exist with both keys before the pods roll; %s (docs/day2.md)", store, bs, as, v1alpha1.RotationAdvice(a.Release))
 		}
 	}
 	for _, api := range union(b.Defaults, a.Defaults) {
@@ -454,4 +454,14 @@ func union[V any](a, b map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// leakOnRead is what a store leaving costs on a release that logs, on
+// every read of an image the store held, the image's full location URL
+// with both S3 keys at WARNING (v1alpha1.RemovedStoreLogsKeys, measured).
+func leakOnRead(release string) string {
+	if !v1alpha1.RemovedStoreLogsKeys(release) {
+		return ""
+	}
+	return fmt.Sprintf("; until then, Glance %s logs every read of such an image with its full location URL, both S3 keys included, at WARNING: rotate that store's keys once the images are moved (docs/day2.md)", release)
 }

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -121,5 +122,60 @@ func TestRedact(t *testing.T) {
 		if got := redact(in); got != want {
 			t.Errorf("redact(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A store leaving, on a release that logs every read of its images with
+// the keys in the location URL, says so; on 2026.2 it does not.
+func TestStoreLeavingLogsKeys(t *testing.T) {
+	a := map[string]string{"s3_store_host": "https://s3", "s3_store_bucket": "a"}
+	b := map[string]string{"s3_store_host": "https://s3", "s3_store_bucket": "b"}
+	for name, c := range map[string]struct {
+		release string
+		after   map[string]map[string]string
+		kind    string
+		says    bool
+	}{
+		"removed on 2025.2": {"2025.2", map[string]map[string]string{"x": a}, StoreRemoved, true},
+		"removed on 2022.2": {"2022.2", map[string]map[string]string{"x": a}, StoreRemoved, true},
+		"renamed on 2026.1": {"2026.1", map[string]map[string]string{"x": a, "z": b}, StoreRenamed, true},
+		"removed on 2026.2": {"2026.2", map[string]map[string]string{"x": a}, StoreRemoved, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			before, after := glance(map[string]map[string]string{"x": a, "y": b}, "x"), glance(c.after, "x")
+			before.Release, after.Release = c.release, c.release
+			r := Compare(&Render{Glances: map[string]*Glance{"ns/g": before}}, &Render{Glances: map[string]*Glance{"ns/g": after}}, Options{})
+			i := slices.IndexFunc(r.Warnings, func(w Warning) bool { return w.Kind == c.kind })
+			if i < 0 {
+				t.Fatalf("no %s warning: %+v", c.kind, r.Warnings)
+			}
+			if got := strings.Contains(r.Warnings[i].Message, "both S3 keys included, at WARNING"); got != c.says {
+				t.Errorf("the warning names the key leak: %v, want %v: %s", got, c.says, r.Warnings[i].Message)
+			}
+		})
+	}
+}
+
+// A store's credentialsSecretRef changing prints the rotation procedure of
+// the release the change runs.
+func TestCredentialsRenamedSaysHowToRotate(t *testing.T) {
+	a := map[string]string{"s3_store_host": "https://s3", "s3_store_bucket": "a"}
+	for release, want := range map[string]string{
+		"2025.1": "keep the old pair valid on the S3 server for as long as an image written with it exists",
+		"2022.2": "keep the old pair valid on the S3 server for as long as an image written with it exists",
+		"2025.2": "the old pair may be revoked once every pod runs with the new Secret; the old pair stays written",
+		"2026.1": "the old pair may be revoked once every pod runs with the new Secret; the old pair stays written",
+		"2026.2": "writes locations without keys",
+	} {
+		t.Run(release, func(t *testing.T) {
+			before, after := glance(map[string]map[string]string{"x": a}, "x"), glance(map[string]map[string]string{"x": a}, "x")
+			before.Release, after.Release = release, release
+			before.Credentials["x"], after.Credentials["x"] = "s3-old", "s3-new"
+			r := Compare(&Render{Glances: map[string]*Glance{"ns/g": before}}, &Render{Glances: map[string]*Glance{"ns/g": after}}, Options{})
+			i := slices.IndexFunc(r.Warnings, func(w Warning) bool { return w.Kind == CredentialsSecretRenamed })
+			if i < 0 || !strings.Contains(r.Warnings[i].Message, want) || !strings.Contains(r.Warnings[i].Message, "Glance "+release) {
+				t.Errorf("no %s warning with %q: %+v", CredentialsSecretRenamed, want, r.Warnings)
+			}
+		})
 	}
 }

@@ -23,6 +23,7 @@ var glanceChecks = []check{
 	checkRelease,
 	checkReadableBackends,
 	checkImageReference,
+	checkDebugLogsStoreKeys,
 }
 
 // runChecks is the check chain; valid is false when the Glance or one of
@@ -108,4 +109,18 @@ func checkImageReference(ge *glanceEntry) (fn.Results, bool) {
 		return fn.Results{withTag(withField(objectResult(ge.obj, fn.Error, fmt.Sprintf("%s: spec.image: the glance-api image %s", Name, problem)), "spec.image.repository"), tagRule, "image-reference")}, false
 	}
 	return nil, true
+}
+
+// checkDebugLogsStoreKeys warns of LP #2047688 and LP #2131085: with debug
+// on, glance_store logs each S3 store's access key on every upload,
+// download and delete (v1alpha1.DebugLogsStoreKeys, measured per release).
+func checkDebugLogsStoreKeys(ge *glanceEntry) (fn.Results, bool) {
+	g := ge.g
+	path, on := g.Spec.EffectiveDebug()
+	if !on || len(ge.backends) == 0 || !v1alpha1.DebugLogsStoreKeys(g.Spec.OpenStackRelease) {
+		return nil, true
+	}
+	return fn.Results{withTag(withField(objectResult(ge.obj, fn.Warning, fmt.Sprintf(
+		"%s: debug is on, and Glance %s then logs each S3 store's access key at DEBUG on every upload, download and delete (%s): turn debug off, or keep glance-api's log as secret as the keys",
+		Name, g.Spec.OpenStackRelease, v1alpha1.BugDebugLogsKeys)), path), tagRule, "debug-logs-store-keys")}, true
 }

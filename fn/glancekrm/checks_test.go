@@ -218,3 +218,48 @@ func TestCheckChain(t *testing.T) {
 		})
 	}
 }
+
+// LP #2047688, LP #2131085: debug on with S3 stores warns on the releases
+// whose debug log holds the stores' keys, wherever debug was turned on.
+func TestCheckDebugLogsStoreKeys(t *testing.T) {
+	on, off := true, false
+	debug := func(v *bool, extra string) func(*v1alpha1.GlanceSpec) {
+		return func(s *v1alpha1.GlanceSpec) {
+			s.Logging = &v1alpha1.LoggingSpec{Debug: v}
+			if extra != "" {
+				s.ExtraConfig = map[string]v1alpha1.ConfigSection{"DEFAULT": {"debug": v1alpha1.OptionValue(extra)}}
+			}
+		}
+	}
+	stores := []*v1alpha1.GlanceBackend{s3Store("fast", true, nil)}
+	for name, c := range map[string]struct {
+		release string
+		edit    func(*v1alpha1.GlanceSpec)
+		stores  []*v1alpha1.GlanceBackend
+		want    []string
+	}{
+		"2025.2, spec.logging.debug":          {"2025.2", debug(&on, ""), stores, []string{"warning spec.logging.debug"}},
+		"2022.2, spec.logging.debug":          {"2022.2", debug(&on, ""), stores, []string{"warning spec.logging.debug"}},
+		"2026.1, extraConfig True":            {"2026.1", debug(nil, "True"), stores, []string{"warning spec.extraConfig[DEFAULT][debug]"}},
+		"extraConfig false wins over logging": {"2025.2", debug(&on, "false"), stores, nil},
+		"debug off":                           {"2025.2", debug(&off, ""), stores, nil},
+		"2026.2 too (measured)":               {"2026.2", debug(&on, ""), stores, []string{"warning spec.logging.debug"}},
+		"a release before the catalogs":       {"2021.2", debug(&on, ""), stores, nil},
+		"no store: no location to log":        {"2025.2", debug(&on, ""), nil, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rs, ok := checkDebugLogsStoreKeys(entry(t, c.release, c.edit, c.stores...))
+			if !ok {
+				t.Error("a warning refused the Glance")
+			}
+			if diff := cmp.Diff(c.want, findings(rs)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+			for _, r := range rs {
+				if !strings.Contains(r.Message, "Glance "+c.release) || !strings.Contains(r.Message, "LP #2047688") {
+					t.Errorf("the warning does not name the release and the bug: %s", r.Message)
+				}
+			}
+		})
+	}
+}

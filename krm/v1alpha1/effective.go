@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/utils/ptr"
@@ -209,4 +211,19 @@ func (s *GlanceSpec) PreStopSleepSeconds() int64 {
 // The preStop hook waits this long, and uWSGI's worker-reload-mercy too.
 func (s *GlanceSpec) DrainSeconds() int64 {
 	return max(1, s.TerminationGraceSeconds()-s.PreStopSleepSeconds()-5)
+}
+
+// EffectiveDebug is [DEFAULT] debug as glance-api reads it: spec.logging.debug,
+// unless spec.extraConfig sets the option (which the rendered file then
+// holds); field is where it was set ("" when it is off by default).
+func (s *GlanceSpec) EffectiveDebug() (field string, on bool) {
+	if v, set := s.ExtraConfig["DEFAULT"]["debug"]; set {
+		// oslo.config's Boolean: these words, in any case; anything else
+		// fails glance-api's start, which the release rules do not judge.
+		return "spec.extraConfig[DEFAULT][debug]", slices.Contains([]string{"true", "1", "on", "yes"}, strings.ToLower(strings.TrimSpace(string(v))))
+	}
+	if s.Logging != nil && s.Logging.Debug != nil {
+		return "spec.logging.debug", *s.Logging.Debug
+	}
+	return "", false
 }

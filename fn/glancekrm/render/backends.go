@@ -18,18 +18,22 @@ func renderBackendsConf(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend) 
 		"S3 credentials are not here: at pod start the glance-krm-credentials init container writes them from their Secrets to " + v1alpha1.MountCredentialsDir + ".",
 	}}
 	for _, b := range backends {
-		f.Sections = append(f.Sections, storeSection(b))
+		f.Sections = append(f.Sections, storeSection(g.Spec.OpenStackRelease, b))
 	}
 	return f
 }
 
 // storeSection is the typed S3 options (v1alpha1.TypedStoreOptions, the
-// reference's order, each only when set); then store_description; then
-// extraOptions sorted by key.
-func storeSection(b *v1alpha1.GlanceBackend) oslo.Section {
+// reference's order, each only when set); then the checksum options the
+// release needs on this server (v1alpha1.ChecksumOptions, LP #2121144);
+// then store_description; then extraOptions sorted by key.
+func storeSection(release string, b *v1alpha1.GlanceBackend) oslo.Section {
 	s := oslo.Section{Name: b.Name, Comment: "GlanceBackend " + v1alpha1.NamespacedName(b.Namespace, b.Name)}
 	for _, o := range b.StoreSettings() {
 		s.Set(o.Option, o.Value)
+	}
+	for _, o := range v1alpha1.ChecksumOptions(release, b) {
+		s.Set(o[0], o[1])
 	}
 	s.Set("store_description", storeDescription(b))
 	keys := make([]string, 0, len(b.Spec.ExtraOptions))

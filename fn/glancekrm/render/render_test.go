@@ -151,3 +151,32 @@ func ExampleAPI() {
 	// s3_store_bucket_url_format = path
 	// store_description = S3 bucket fast
 }
+
+// LP #2121144 from 2026.1: a store on a non-AWS server gets glance_store's
+// checksum options; before, and on AWS, its section has none (the
+// environment does it, see wire).
+func TestChecksumOptions(t *testing.T) {
+	const line = "s3_store_request_checksum_calculation = when_required\ns3_store_response_checksum_validation = when_required\n"
+	aws := store("aws", false)
+	aws.Spec.S3.Host = "https://s3.eu-central-1.amazonaws.com"
+	for name, c := range map[string]struct {
+		release string
+		b       *v1alpha1.GlanceBackend
+		want    bool
+	}{
+		"2026.1 on a non-AWS server": {"2026.1", store("rgw", true), true},
+		"2026.2 on a non-AWS server": {"2026.2", store("rgw", true), true},
+		"2025.2 on a non-AWS server": {"2025.2", store("rgw", true), false},
+		"2026.1 on AWS":              {"2026.1", aws, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, err := API(glance(c.release, nil), []*v1alpha1.GlanceBackend{c.b}, c.b.Name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(f.BackendsConf, line); got != c.want {
+				t.Errorf("checksum options rendered: %v, want %v\n%s", got, c.want, f.BackendsConf)
+			}
+		})
+	}
+}

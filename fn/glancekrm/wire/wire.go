@@ -116,6 +116,9 @@ func (w Wiring) apply(rn, pod, c *yaml.RNode, legacy map[string]bool, plan confi
 	if err := removeEnv(c, legacyEnv); err != nil {
 		return err
 	}
+	if err := addEnv(c, v1alpha1.ChecksumEnv(w.Glance.Spec.OpenStackRelease, w.Backends)); err != nil {
+		return err
+	}
 	for _, a := range [][2]string{{v1alpha1.AnnotationCredentialsImage, w.CredentialsImage}, {v1alpha1.AnnotationGlanceAPIImage, w.Glance.Spec.Image.Ref()}} {
 		if err := rn.PipeE(yaml.SetAnnotation(a[0], a[1])); err != nil {
 			return err
@@ -536,6 +539,28 @@ func removeEnv(c *yaml.RNode, names []string) error {
 	})
 	if len(list.YNode().Content) == 0 {
 		return c.PipeE(yaml.Clear("env"))
+	}
+	return nil
+}
+
+// addEnv adds each variable the container does not set yet, after its
+// own: one the workload already sets is the user's choice and stays.
+func addEnv(c *yaml.RNode, env [][2]string) error {
+	if len(env) == 0 {
+		return nil
+	}
+	list, err := c.Pipe(yaml.LookupCreate(yaml.SequenceNode, "env"))
+	if err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	for _, n := range list.YNode().Content {
+		set[ynode.String(yaml.NewRNode(n), "name")] = true
+	}
+	for _, e := range env {
+		if !set[e[0]] {
+			list.YNode().Content = append(list.YNode().Content, ynode.Mapping("name", e[0], "value", e[1]))
+		}
 	}
 	return nil
 }

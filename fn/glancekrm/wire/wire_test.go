@@ -149,3 +149,65 @@ spec:
 		t.Errorf("an overriding variable was not refused: %v", errs)
 	}
 }
+
+// LP #2121144 on 2025.2: botocore's checksum variables join glance-api's
+// environment when a store is on a non-AWS server; a value the workload
+// sets itself stays, and wiring again adds nothing.
+func TestChecksumEnvironment(t *testing.T) {
+	g := &v1alpha1.Glance{}
+	g.Name, g.Namespace = "glance", "ns"
+	g.Spec.Image = v1alpha1.ImageSpec{Repository: "ghcr.io/c5c3/glance", Tag: "2025.2"}
+	g.Spec.Database.SecretRef.Name = "db"
+	g.Spec.ServiceUser.SecretRef.Name = "service"
+	store := func(host string) *v1alpha1.GlanceBackend {
+		b := &v1alpha1.GlanceBackend{}
+		b.Name = "s"
+		b.Spec.S3 = &v1alpha1.S3BackendSpec{Host: host, Bucket: "b"}
+		return b
+	}
+	for name, c := range map[string]struct {
+		release, host, env string
+		want               map[string]string
+	}{
+		"2025.2 on a local S3 server": {"2025.2", "http://127.0.0.1:7070", "",
+			map[string]string{v1alpha1.EnvRequestChecksum: "when_required", v1alpha1.EnvResponseChecksum: "when_required"}},
+		"2025.2, the workload's own value stays": {"2025.2", "http://127.0.0.1:7070", `[{name: AWS_REQUEST_CHECKSUM_CALCULATION, value: when_supported}]`,
+			map[string]string{v1alpha1.EnvRequestChecksum: "when_supported", v1alpha1.EnvResponseChecksum: "when_required"}},
+		"2025.2 on AWS":                {"2025.2", "https://s3.amazonaws.com", "", map[string]string{}},
+		"2026.1 (the options instead)": {"2026.1", "http://127.0.0.1:7070", "", map[string]string{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g.Spec.OpenStackRelease = c.release
+			w := Wiring{Glance: g, Backends: []*v1alpha1.GlanceBackend{store(c.host)}, ConfigMap: "c", BackendsSecret: "s", CredentialsImage: "fn:1"}
+			rn := yaml.MustParse("spec: {template: {spec: {containers: [{name: glance-api, command: [glance-api]}]}}}")
+			if c.env != "" {
+				if err := rn.PipeE(yaml.Lookup("spec", "template", "spec", "containers", "[name=glance-api]"), yaml.SetField("env", yaml.MustParse(c.env))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var once string
+			for i := range 2 {
+				if why, errs := w.Workload(rn); why != "" || len(errs) > 0 {
+					t.Fatalf("%q %v", why, errs)
+				}
+				if i == 0 {
+					once = rn.MustString()
+				}
+			}
+			if diff := cmp.Diff(once, rn.MustString()); diff != "" {
+				t.Errorf("wiring again changed the workload:\n%s", diff)
+			}
+			got := map[string]string{}
+			env, _ := rn.Pipe(yaml.Lookup("spec", "template", "spec", "containers", "[name=glance-api]", "env"))
+			if env != nil {
+				elems, _ := env.Elements()
+				for _, e := range elems {
+					got[e.Field("name").Value.YNode().Value] = e.Field("value").Value.YNode().Value
+				}
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("glance-api's environment (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

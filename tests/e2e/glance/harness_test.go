@@ -93,6 +93,9 @@ func printTallies() bool {
 type s3Server struct {
 	endpoint string
 	client   *minio.Client
+	// rekey restarts the server on the same data and port with only this
+	// key pair: the old one is revoked.
+	rekey func(t *testing.T, accessKey, secretKey string)
 }
 
 func startS3(t *testing.T, accessKey, secretKey string, buckets ...string) *s3Server {
@@ -126,16 +129,36 @@ func startS3With(t *testing.T, o s3Options, accessKey, secretKey string, buckets
 	if o.tls != nil {
 		args = append(args, "--cert", o.tls.certFile, "--key", o.tls.keyFile)
 	}
-	cmd := exec.Command(bin, append(args, "posix", root)...)
 	log, err := os.Create(filepath.Join(t.TempDir(), "versitygw.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	var cmd *exec.Cmd
+	run := func(t *testing.T, args []string) {
+		cmd = exec.Command(bin, append(args, "posix", root)...)
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
 	}
+	run(t, args)
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	rekey := func(t *testing.T, accessKey, secretKey string) {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		again := slices.Clone(args)
+		again[1], again[3] = accessKey, secretKey // --access, --secret
+		run(t, again)
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			if c, err := net.Dial("tcp", endpoint); err == nil {
+				_ = c.Close()
+				return
+			} else if time.Now().After(deadline) {
+				t.Fatalf("versitygw did not come back on %s: %v", endpoint, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 
 	opts := &minio.Options{Creds: credentials.NewStaticV4(accessKey, secretKey, ""), Region: region}
 	if o.tls != nil {
@@ -159,7 +182,7 @@ func startS3With(t *testing.T, o s3Options, accessKey, secretKey string, buckets
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	return &s3Server{endpoint: endpoint, client: client}
+	return &s3Server{endpoint: endpoint, client: client, rekey: rekey}
 }
 
 // etag is an object's ETag: "<md5 of the part md5s>-<parts>" for a
@@ -515,6 +538,13 @@ func startGlance(t *testing.T, root string, r rendering) *glanceAPI {
 // startGlanceReady is startGlance, ready when path answers 200.
 func startGlanceReady(t *testing.T, root string, r rendering, ready string) *glanceAPI {
 	t.Helper()
+	return serveGlance(t, root, r, ready, true)
+}
+
+// serveGlance starts glance-api, after glance-manage db_sync when sync
+// is set (an upgrade runs its own glance-manage steps instead).
+func serveGlance(t *testing.T, root string, r rendering, ready string, sync bool) *glanceAPI {
+	t.Helper()
 	port := testenv.FreePort(t)
 	overrides := write(t, filepath.Join(root, "test-overrides.d", "test-overrides.conf"), fmt.Sprintf(`# Test only: what needs a cluster.
 [DEFAULT]
@@ -529,10 +559,10 @@ workers = 1
 
 	// glance-manage's default directories are glance.conf.d and
 	// glance-manage.conf.d: a db-sync job names glance-krm's explicitly.
-	sync := r.inPod(t, root, nil, "glance-manage", append(args, "--config-dir", v1alpha1.MountConfigDir,
-		"--config-dir", v1alpha1.MountCredentialsDir, "db_sync")...)
-	if out, err := sync.CombinedOutput(); err != nil {
-		t.Fatalf("glance-manage db_sync: %v\n%s", err, out)
+	if sync {
+		if out, err := r.manage(t, root, "db_sync").CombinedOutput(); err != nil {
+			t.Fatalf("glance-manage db_sync: %v\n%s", err, out)
+		}
 	}
 
 	g := &glanceAPI{url: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(root, fmt.Sprintf("glance-api-%d.log", port))}
@@ -582,6 +612,17 @@ workers = 1
 			t.Fatalf("glance-api did not become ready in 90 s: %v\n%s", err, strings.Join(strings.Split(string(b), "\n")[:min(80, strings.Count(string(b), "\n"))], "\n"))
 		}
 	}
+}
+
+// manage is glance-manage on the rendered files and the credentials, as
+// the generated Jobs run it: glance-manage's default directories are
+// glance.conf.d and glance-manage.conf.d, so both of glance-krm's are named;
+// an empty --config-file keeps the packaged glance-manage.conf out.
+func (r rendering) manage(t *testing.T, root string, args ...string) *exec.Cmd {
+	t.Helper()
+	none := write(t, filepath.Join(root, "test-overrides.d", "none.conf"), "")
+	return r.inPod(t, root, nil, "glance-manage", append([]string{"--config-file", none, "--config-dir", v1alpha1.MountConfigDir,
+		"--config-dir", v1alpha1.MountCredentialsDir}, args...)...)
 }
 
 // stop signals glance-api by its pid (it passes the signal to its process
