@@ -84,11 +84,12 @@ func DebugLogsStoreKeys(release string) bool {
 }
 
 // RemovedStoreLogsKeys tells a release that, once a store leaves its
-// configuration, logs the full location URL of an image in it, keys
-// included, at WARNING on every read of that image (measured the same way,
-// with debug off).
+// configuration, logs the full location URL of an image in it at WARNING
+// on every read of that image ("Invalid location uri ..."): keys included
+// wherever the location holds them (measured: 2022.2 to 2026.1 log them,
+// 2026.2 does not).
 func RemovedStoreLogsKeys(release string) bool {
-	return ReleaseAtLeast(release, 2022, 2) && !ReleaseAtLeast(release, 2026, 2)
+	return LocationsCarryKeys(release)
 }
 
 // LP #2134325: on 2024.2 to 2025.2, a GET of an image by a caller who may

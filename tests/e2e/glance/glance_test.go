@@ -398,17 +398,8 @@ json.dump({"manager": type(km).__name__, "auth_endpoint": conf.barbican.auth_end
 
 	// A secret key that glance_store cannot carry in a location URL: the
 	// init container leaves it out, so that store is disabled, not broken.
-	var unusable []*yaml.RNode
-	for _, sec := range secrets {
-		sec = sec.Copy()
-		if sec.GetName() == "secondary-s3-credentials" {
-			if err := sec.PipeE(yaml.SetField("stringData", yaml.NewMapRNode(&map[string]string{
-				"access-key-id": "glance-krm-e2e", "secret-access-key": "with#hash"}))); err != nil {
-				t.Fatal(err)
-			}
-		}
-		unusable = append(unusable, sec)
-	}
+	unusable := withSecretData(t, secrets, "secondary-s3-credentials", map[string]string{
+		"access-key-id": "glance-krm-e2e", "secret-access-key": "with#hash"})
 	var g4 *glanceAPI
 	if !check(t, "a store key glance_store cannot carry (#) is left out by the init container, naming the option", func(t *testing.T) {
 		r4 := render(t, rel, dir, filepath.Join(root, "v4"))
@@ -634,6 +625,23 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// withSecretData is a copy of secrets in which the Secret named name holds
+// data instead of its own.
+func withSecretData(t *testing.T, secrets []*yaml.RNode, name string, data map[string]string) []*yaml.RNode {
+	t.Helper()
+	out := make([]*yaml.RNode, 0, len(secrets))
+	for _, sec := range secrets {
+		sec = sec.Copy()
+		if sec.GetName() == name {
+			if err := sec.PipeE(yaml.SetField("stringData", yaml.NewMapRNode(&data))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out = append(out, sec)
+	}
+	return out
 }
 
 func secretValue(t *testing.T, secrets []*yaml.RNode, name string) map[string]string {

@@ -663,8 +663,7 @@ func containerEnv(t *testing.T, c *yaml.RNode) []string {
 
 func (g *glanceAPI) tail() string {
 	b, _ := os.ReadFile(g.log)
-	lines := strings.Split(string(b), "\n")
-	return strings.Join(lines[max(0, len(lines)-30):], "\n")
+	return tail(string(b), 30)
 }
 
 // testTLS is a CA made in the test and a server certificate it signed for

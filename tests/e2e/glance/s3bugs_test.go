@@ -85,16 +85,16 @@ func (r rendering) withoutEnv(t *testing.T, names ...string) rendering {
 	return r
 }
 
-// logHolds tells whether a log shows a secret: as it is, or quoted the
-// way Python's urllib.parse.quote and Go's escapers write it into a URL.
-func logHolds(log, secret string) bool {
+// secretForms are the ways a secret shows in a log: as it is, or quoted
+// the way Python's urllib.parse.quote and Go's escapers write it into a URL.
+func secretForms(secret string) []string {
 	core := strings.TrimSpace(secret)
-	for _, form := range []string{core, url.QueryEscape(core), url.PathEscape(core), pyQuote(core)} {
-		if strings.Contains(log, form) {
-			return true
-		}
-	}
-	return false
+	return []string{core, url.QueryEscape(core), url.PathEscape(core), pyQuote(core)}
+}
+
+// logHolds tells whether a log shows a secret in one of its forms.
+func logHolds(log, secret string) bool {
+	return slices.ContainsFunc(secretForms(secret), func(form string) bool { return strings.Contains(log, form) })
 }
 
 // pyQuote is urllib.parse.quote(s, safe=”): every byte but ASCII letters,
@@ -118,7 +118,7 @@ func locationLines(log, secret string) string {
 	var out []string
 	for _, line := range strings.Split(log, "\n") {
 		if strings.Contains(line, "s3://") || strings.Contains(line, "s3+http") {
-			for _, form := range []string{strings.TrimSpace(secret), url.QueryEscape(strings.TrimSpace(secret)), pyQuote(strings.TrimSpace(secret))} {
+			for _, form := range secretForms(secret) {
 				line = strings.ReplaceAll(line, form, "<the secret key>")
 			}
 			out = append(out, line)
@@ -298,17 +298,8 @@ func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, 
 		g.stop()
 
 		const newAccess, newSecret = "glance-krm-rotated", "rotated-e2e-secret"
-		var rotated []*yaml.RNode
-		for _, sec := range secrets {
-			sec = sec.Copy()
-			if sec.GetName() == "primary-s3-credentials" {
-				if err := sec.PipeE(yaml.SetField("stringData", yaml.NewMapRNode(&map[string]string{
-					"access-key-id": newAccess, "secret-access-key": newSecret}))); err != nil {
-					t.Fatal(err)
-				}
-			}
-			rotated = append(rotated, sec)
-		}
+		rotated := withSecretData(t, secrets, "primary-s3-credentials", map[string]string{
+			"access-key-id": newAccess, "secret-access-key": newSecret})
 		rot.rekey(t, newAccess, newSecret)
 		r = render(t, rel, dir, filepath.Join(root, "rotate-new"))
 		startPod(t, r, rotated)
