@@ -29,6 +29,8 @@ func stepObjects(t *testing.T, dir string) map[string]string {
 		switch {
 		case n.GetKind() == "Job" && strings.HasPrefix(n.GetName(), "glance-db-sync-"):
 			key = "Job/glance-db-sync"
+		case n.GetKind() == "Job" && strings.HasPrefix(n.GetName(), "glance-db-contract-"):
+			key = "Job/glance-db-contract"
 		case strings.HasPrefix(n.GetName(), "glance-config-") || strings.HasPrefix(n.GetName(), "glance-backends-"):
 			// Named by content: the same name is the same content.
 			key = n.GetKind() + "/" + n.GetName() + " (files of " + strings.Join(slices.Sorted(slices.Values(mountedBy[n.GetName()])), ", ") + ")"
@@ -79,8 +81,9 @@ func diffSteps(before, after map[string]string) changes {
 // TestSeveralAPIsExample builds the four commits of
 // examples/several-apis with real kustomize and checks that each changes
 // exactly the objects it should: adding an API changes nothing that
-// exists; moving stores changes the two APIs' workloads and files (and
-// reruns db-sync, which reads the first API's files); switching the
+// exists but the db-contract Job's list of Deployments to wait for;
+// moving stores changes the two APIs' workloads and files (and
+// reruns db-sync and db-contract, which read the first API's files); switching the
 // catalog changes the stable Service alone; removing the first API
 // changes nothing of the other API, nor the stable Service.
 func TestSeveralAPIsExample(t *testing.T) {
@@ -105,7 +108,7 @@ func TestSeveralAPIsExample(t *testing.T) {
 				"ConfigMap/" + nameOf(t, "1-add-api", "ConfigMap", "glance-next"),
 				"Secret/" + nameOf(t, "1-add-api", "Secret", "glance-next"),
 			},
-			Changed: []string{"Deployment/glance", "Deployment/glance-next", "Glance/glance", "Job/glance-db-sync", "PodDisruptionBudget/glance-next"},
+			Changed: []string{"Deployment/glance", "Deployment/glance-next", "Glance/glance", "Job/glance-db-contract", "Job/glance-db-sync", "PodDisruptionBudget/glance-next"},
 		},
 		"3-switch-catalog": {Changed: []string{"Glance/glance", "Service/glance"}},
 		"4-remove-first": {
@@ -115,10 +118,11 @@ func TestSeveralAPIsExample(t *testing.T) {
 				"Secret/" + nameOf(t, "3-switch-catalog", "Secret", "glance"),
 				"Service/glance-default",
 			},
-			Changed: []string{"Glance/glance", "Job/glance-db-sync"},
+			Changed: []string{"Glance/glance", "Job/glance-db-contract", "Job/glance-db-sync"},
 		},
 	}
-	want["1-add-api"] = changes{Added: want["1-add-api"].Added, Changed: []string{"Glance/glance"}}
+	// The contract Job waits for the new API's Deployment too.
+	want["1-add-api"] = changes{Added: want["1-add-api"].Added, Changed: []string{"Glance/glance", "Job/glance-db-contract"}}
 	for _, c := range want {
 		slices.Sort(c.Added)
 		slices.Sort(c.Removed)

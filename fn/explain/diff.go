@@ -211,13 +211,11 @@ func redact(s string) string { return userinfo.ReplaceAllString(s, "://(hidden)@
 // skipped release, and the options the new release no longer reads.
 func (r *Report) releaseChange(c *GlanceChange, b, a *Glance) {
 	g := c.Glance
-	path, ok := v1alpha1.PathBetween(b.Release, a.Release)
-	switch {
-	case !ok:
-	case path.Downgrade:
-		r.warn(ReleaseDowngrade, g, "", "openStackRelease goes down from %s to %s: Glance's database schema migrations only go forward, so the older glance-api cannot run on the newer schema", b.Release, a.Release)
-	case len(path.Skipped) > 0:
-		r.warn(ReleaseSkipped, g, "", "openStackRelease jumps from %s to %s over %s: OpenStack supports an upgrade to the next release, or between two SLURP releases (2025.1 -> 2026.1); upgrade through each release", b.Release, a.Release, strings.Join(path.Skipped, ", "))
+	switch reason, problem := v1alpha1.Problem(b.Release, a.Release); reason {
+	case v1alpha1.ReasonDowngradeNotSupported:
+		r.warn(ReleaseDowngrade, g, "", "%s", problem)
+	case v1alpha1.ReasonUpgradePathInvalid:
+		r.warn(ReleaseSkipped, g, "", "%s", problem)
 	}
 	old, cat := catalogs.For(b.Release), catalogs.For(a.Release)
 	if old == nil || cat == nil {

@@ -53,10 +53,16 @@ func TestControlPlaneProjection(t *testing.T) {
 	// The projected Glance has no workload in the input, so it gets the
 	// seed operator's, as the c5c3 ControlPlane's Glance gets the glance
 	// operator's: its gateway gives it an HTTPRoute.
-	job := items[slices.IndexFunc(items, func(s string) bool { return strings.HasPrefix(s, "Job/controlplane-glance-db-sync-") })]
+	jobOf := func(component string) string {
+		i := slices.IndexFunc(items, func(s string) bool { return strings.HasPrefix(s, "Job/controlplane-glance-"+component+"-") })
+		if i < 0 {
+			t.Fatalf("no %s Job in %v", component, items)
+		}
+		return items[i]
+	}
 	want := []string{"ControlPlane/controlplane", "Glance/controlplane-glance", "GlanceBackend/controlplane-glance-default",
 		"GlanceBackend/controlplane-glance-secondary", "ConfigMap/" + cm, "Secret/" + sec,
-		"Deployment/controlplane-glance", job, "HTTPRoute/controlplane-glance", "PodDisruptionBudget/controlplane-glance", "Service/controlplane-glance"}
+		"Deployment/controlplane-glance", jobOf("db-sync"), jobOf("db-contract"), "HTTPRoute/controlplane-glance", "PodDisruptionBudget/controlplane-glance", "Service/controlplane-glance"}
 	if diff := cmp.Diff(want, items, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("items (-want +got):\n%s", diff)
 	}

@@ -58,6 +58,7 @@ items:
 	// Job glance-db-sync-<hash>
 	// Deployment glance
 	// PodDisruptionBudget glance
+	// Job glance-db-contract-<hash>
 	// Service glance
-	// info glance-krm: rendered Glance openstack/glance: stores primary (default primary); Secret glance-backends-<hash>, ConfigMap glance-config-<hash>; wired no workload; generated Job glance-db-sync-<hash>, Deployment glance, PodDisruptionBudget glance, Service glance
+	// info glance-krm: rendered Glance openstack/glance: stores primary (default primary); Secret glance-backends-<hash>, ConfigMap glance-config-<hash>; wired no workload; generated Job glance-db-sync-<hash>, Deployment glance, PodDisruptionBudget glance, Job glance-db-contract-<hash>, Service glance
 }

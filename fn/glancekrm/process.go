@@ -186,6 +186,8 @@ func renderGlance(cfg config, inv *inventory, ge *glanceEntry) output {
 // judge is every check of one Glance: the check chain, then its plan.
 func judge(inv *inventory, ge *glanceEntry) (plan, fn.Results, bool) {
 	results, valid := runChecks(ge)
+	path, ok := checkUpgradePath(inv, ge)
+	results, valid = append(results, path...), valid && ok
 	if !valid {
 		return plan{}, results, false
 	}

@@ -1,6 +1,8 @@
 package glancekrm
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,8 +26,8 @@ func TestGeneratedWorkload(t *testing.T) {
 	cases := map[string]ownershipCase{
 		"a Glance alone gets the seed operator's set": {
 			input:   docs(testGlance, testBackend("a", "glance", true)),
-			results: []want{{fn.Info, "generated Job glance-db-sync-"}, {fn.Info, "Deployment glance, PodDisruptionBudget glance, Service glance"}},
-			contains: []string{"kind: Deployment", "kind: PodDisruptionBudget", "kind: Service", "kind: Job", "name: glance-db-sync-",
+			results: []want{{fn.Info, "generated Job glance-db-sync-"}, {fn.Info, "Deployment glance, PodDisruptionBudget glance, Job glance-db-contract-"}},
+			contains: []string{"kind: Deployment", "kind: PodDisruptionBudget", "kind: Service", "kind: Job", "name: glance-db-sync-", "name: glance-db-contract-",
 				"argocd.argoproj.io/sync-wave: \"1\"", "path: /healthcheck", "runAsUser: 42424", "name: glance-krm-credentials"},
 			absent: []string{"kind: HorizontalPodAutoscaler", "kind: NetworkPolicy", "kind: HTTPRoute", "kind: CronJob"},
 		},
@@ -167,6 +169,77 @@ func TestJobNameFollowsItsSpec(t *testing.T) {
 	}
 	if newImage := job(strings.Replace(base, `tag: "2025.2"`, `tag: "2025.2-p1"`, 1)); newImage == first {
 		t.Errorf("a new image kept the Job name %s: db sync would not run again", first)
+	}
+}
+
+// TestUpgradeJobs: Glance's rolling upgrade as two Jobs. db-sync expands
+// and migrates before the Deployments (wave 0) and never runs the offline
+// `db sync`; db-contract runs after every generated Deployment (wave 2,
+// kpt's depends-on naming each), in the jobs' NetworkPolicy, renamed
+// (so rerun) by a new image.
+func TestUpgradeJobs(t *testing.T) {
+	jobs := func(input string) (map[string]*fn.KubeObject, []*fn.KubeObject) {
+		rl, failed := runFnOn(t, input)
+		if failed {
+			t.Fatalf("failed: %v", rl.Results)
+		}
+		byComponent := map[string]*fn.KubeObject{}
+		var policies []*fn.KubeObject
+		for _, o := range rl.Items {
+			switch o.GetKind() {
+			case "Job":
+				byComponent[o.GetLabel("app.kubernetes.io/component")] = o
+			case "NetworkPolicy":
+				policies = append(policies, o)
+			}
+		}
+		return byComponent, policies
+	}
+	// The script is the one line of the object that runs glance-manage.
+	script := func(j *fn.KubeObject) string {
+		for line := range strings.Lines(j.String()) {
+			if strings.Contains(line, "glance-manage") {
+				return strings.TrimSpace(line)
+			}
+		}
+		return ""
+	}
+	input := docs(glanceWith(twoAPIs+`  networkPolicy: {ingress: [{namespaceSelector: {matchLabels: {team: x}}}]}
+`), testBackend("a", "glance", true), testBackend("b", "glance", false))
+	js, policies := jobs(input)
+	sync, contract := js["db-sync"], js["db-contract"]
+	if sync == nil || contract == nil {
+		t.Fatalf("want a db-sync and a db-contract Job, got %v", slices.Collect(maps.Keys(js)))
+	}
+	s := script(sync)
+	if !strings.Contains(s, " db expand && ") || !strings.Contains(s, " db migrate && ") || strings.Contains(s, "db sync") {
+		t.Errorf("db-sync runs %q, want db expand then db migrate, no offline db sync", s)
+	}
+	if c := script(contract); !strings.HasSuffix(c, " db contract") || strings.Contains(c, "expand") {
+		t.Errorf("db-contract runs %q, want db contract alone", c)
+	}
+	if w := sync.GetAnnotation("argocd.argoproj.io/sync-wave"); w != "0" {
+		t.Errorf("db-sync in wave %q, want 0", w)
+	}
+	if w := contract.GetAnnotation("argocd.argoproj.io/sync-wave"); w != "2" {
+		t.Errorf("db-contract in wave %q, want 2 (after the Deployments' 1)", w)
+	}
+	want := "apps/namespaces/ns/Deployment/glance,apps/namespaces/ns/Deployment/glance-next"
+	if d := contract.GetAnnotation("config.kubernetes.io/depends-on"); d != want {
+		t.Errorf("db-contract depends-on %q, want %q", d, want)
+	}
+	covered := false
+	for _, p := range policies {
+		if p.GetName() == "glance-jobs" {
+			covered = strings.Contains(p.String(), "- db-contract")
+		}
+	}
+	if !covered {
+		t.Error("the NetworkPolicy glance-jobs does not select the db-contract pod")
+	}
+	again, _ := jobs(strings.Replace(input, `tag: "2025.2"`, `tag: "2026.1"`, 1))
+	if again["db-contract"].GetName() == contract.GetName() {
+		t.Errorf("a new image kept the contract Job's name %s: it would not run again", contract.GetName())
 	}
 }
 

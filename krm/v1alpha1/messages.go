@@ -30,6 +30,13 @@ const (
 // Reasons, shared by the function's results and the controller's conditions.
 const (
 	ReasonNoDefaultBackend = "NoDefaultBackend"
+	// ReasonUpgradePathInvalid: spec.openStackRelease cannot be reached
+	// from the release the database was migrated to (a downgrade, or a
+	// skip other than SLURP to SLURP); the seed operator's word.
+	ReasonUpgradePathInvalid = "UpgradePathInvalid"
+	// ReasonDowngradeNotSupported: spec.openStackRelease is older than
+	// the release the database was migrated to.
+	ReasonDowngradeNotSupported = "DowngradeNotSupported"
 	// ReasonEgressNotRendered: glance-api contacts an endpoint no rendered
 	// file names, which the generated NetworkPolicy cannot admit by itself.
 	ReasonEgressNotRendered = "EgressNotRendered"

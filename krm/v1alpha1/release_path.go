@@ -1,12 +1,17 @@
 package v1alpha1
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // The release upgrade path. Glance's database schema migrations only go
 // forward, and OpenStack supports an upgrade to the next release, or
 // between two SLURP releases (the .1 release of every year from 2023.1,
 // "Skip Level Upgrade Release Process") straight to the next SLURP one.
-// explain judges a change of spec.openStackRelease with it.
+// explain (both renders), the function under kpt (the package's previous
+// render) and the controller (the live Jobs) judge a change of
+// spec.openStackRelease with it, in Problem's words.
 
 // ReleasePath is what a change of release from one series to another
 // does.
@@ -39,6 +44,24 @@ func PathBetween(from, to string) (p ReleasePath, ok bool) {
 		p.Skipped = append(p.Skipped, fmt.Sprintf("%d.%d", n/2, n%2+1))
 	}
 	return p, true
+}
+
+// Problem says what is wrong with going from one release to another, in
+// the words every door uses, and its reason (the seed operator's:
+// DowngradeNotSupported, UpgradePathInvalid); "" when the path is
+// supported (or either is not a release series).
+func Problem(from, to string) (reason, message string) {
+	p, ok := PathBetween(from, to)
+	switch {
+	case !ok:
+		return "", ""
+	case p.Downgrade:
+		return ReasonDowngradeNotSupported, fmt.Sprintf("openStackRelease goes down from %s to %s: Glance's database schema migrations only go forward, so the older glance-api cannot run on the newer schema", from, to)
+	case len(p.Skipped) > 0:
+		return ReasonUpgradePathInvalid, fmt.Sprintf("openStackRelease jumps from %s to %s over %s: OpenStack supports an upgrade to the next release, or between two SLURP releases (2025.1 -> 2026.1); upgrade through each release (%s -> %s -> %s)",
+			from, to, strings.Join(p.Skipped, ", "), from, strings.Join(p.Skipped, " -> "), to)
+	}
+	return "", ""
 }
 
 // IsSLURP tells a SLURP release: the .1 release of a year from 2023.1.

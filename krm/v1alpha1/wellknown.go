@@ -27,11 +27,16 @@ const (
 	ComponentConfig    = "config"
 	// ComponentWorkload marks the objects glance-krm generates from a
 	// Glance (Deployment, Services, PDB, HPA, NetworkPolicy, HTTPRoute,
-	// db-sync Job, db-purge CronJob): each run replaces them whole.
+	// db-sync and db-contract Jobs, db-purge CronJob): each run replaces
+	// them whole.
 	ComponentWorkload = "workload"
 	// LabelAPI names the Image API (spec.apis) a workload serves.
 	LabelAPI           = Group + "/api"
 	AnnotationRevision = Group + "/revision"
+	// AnnotationRelease is the openStackRelease a rendered copy or a
+	// glance-manage Job was made for: where the previous release is known
+	// (kpt's package, the live Jobs), the upgrade path is judged from it.
+	AnnotationRelease = Group + "/openstack-release"
 	// AnnotationCarried marks a rendered copy keep-history carried over
 	// from an earlier render for Flux: how many renders ago it was current.
 	AnnotationCarried    = Group + "/carried"

@@ -171,15 +171,6 @@ func (ts *tallies) print() bool {
 	return failed > 0
 }
 
-// apply is kubectl apply of a build's output (server-side, the documented
-// order: everything at once; the Deployment waits for nothing).
-func apply(t *testing.T, n *node.Node, objects []byte) {
-	t.Helper()
-	if _, err := n.Kubectl(objects, "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func build(t *testing.T, kustomize, dir string) []byte {
 	t.Helper()
 	var stderr bytes.Buffer

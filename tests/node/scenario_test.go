@@ -70,7 +70,7 @@ func (s *scenario) logs() string {
 func (s *scenario) run() {
 	s.ns = namespace(s.rel)
 	s.glance = &glanceClient{url: "http://glance." + s.ns + ".svc:9292", http: s.n.HTTPClient(5 * time.Minute)}
-	s.check("apply the render; db-sync completes; the Deployment becomes Available", true, s.deploy)
+	s.check("the kubectl steps: files and db-sync (expand, migrate), the Deployment Available, then db-contract completes", true, s.deploy)
 	s.check("both stores listed through the Service, the default flagged", false, s.listStores)
 	s.check("uploads land in each store's bucket and download byte-identical", false, s.uploads)
 	s.check("the controller writes Ready and BackendsReady on the live objects", false, s.controllerReady)
@@ -134,12 +134,16 @@ func (s *scenario) deploy(t *testing.T) {
 	objects := build(t, s.kustomize, s.dir)
 	defer hold(deploySlots)()
 	start := time.Now()
-	apply(t, s.n, objects)
-	job := jobName(t, objects)
+	// docs/workload.md's kubectl steps, as a user runs them.
+	s.apply(t, objects, labelComponent+"=config")
+	s.apply(t, objects, "app.kubernetes.io/component=db-sync")
+	job := jobName(t, objects, "db-sync")
 	s.waitJob(t, job, 5*time.Minute)
+	s.apply(t, objects, "app.kubernetes.io/component!=db-contract")
 	if err := s.n.WaitAvailable(s.ns, "glance", 5*time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	s.contract(t, objects)
 	bench.record(r.name, func(b *releaseBench) {
 		b.available = time.Since(start)
 		j, err := s.n.Client.BatchV1().Jobs(s.ns).Get(context.Background(), job, metav1.GetOptions{})
@@ -149,24 +153,47 @@ func (s *scenario) deploy(t *testing.T) {
 	})
 }
 
-func jobName(t *testing.T, objects []byte) string {
+// labelComponent is glance-krm's own component label: "config" on the
+// rendered files.
+const labelComponent = "glance.openstack.c5c3.io/component"
+
+// apply applies the objects of the build the selector picks, as the
+// kubectl steps of docs/workload.md do.
+func (s *scenario) apply(t *testing.T, objects []byte, selector string) {
+	t.Helper()
+	if _, err := s.n.Kubectl(objects, "apply", "--server-side", "--force-conflicts", "-l", selector, "-f", "-"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// contract is the last kubectl step: once the rollout is done (the old
+// pods gone), the db-contract Job, which must complete.
+func (s *scenario) contract(t *testing.T, objects []byte) {
+	t.Helper()
+	s.apply(t, objects, "app.kubernetes.io/component=db-contract")
+	s.waitJob(t, jobName(t, objects, "db-contract"), 5*time.Minute)
+}
+
+// jobName is the name of the build's Job of a component (db-sync,
+// db-contract): <glance>-<component>-<hash>.
+func jobName(t *testing.T, objects []byte, component string) string {
 	t.Helper()
 	for _, doc := range strings.Split(string(objects), "\n---\n") {
 		if strings.Contains(doc, "\nkind: Job\n") || strings.HasPrefix(doc, "apiVersion: batch/v1\nkind: Job\n") {
 			for _, line := range strings.Split(doc, "\n") {
-				if name, ok := strings.CutPrefix(line, "  name: "); ok {
+				if name, ok := strings.CutPrefix(line, "  name: "); ok && strings.HasPrefix(name, "glance-"+component+"-") {
 					return name
 				}
 			}
 		}
 	}
-	t.Fatal("the build holds no Job")
+	t.Fatalf("the build holds no %s Job", component)
 	return ""
 }
 
 func (s *scenario) waitJob(t *testing.T, name string, limit time.Duration) {
 	t.Helper()
-	testenv.Eventually(t, limit, time.Second, "db-sync Job "+name, func() error {
+	testenv.Eventually(t, limit, time.Second, "Job "+name, func() error {
 		j, err := s.n.Client.BatchV1().Jobs(s.ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -177,7 +204,7 @@ func (s *scenario) waitJob(t *testing.T, name string, limit time.Duration) {
 			}
 			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
 				logs, _ := s.n.Kubectl(nil, "-n", s.ns, "logs", "job/"+name, "--all-containers", "--tail=30")
-				t.Fatalf("db-sync Job %s failed: %s\n%s", name, c.Message, logs)
+				t.Fatalf("Job %s failed: %s\n%s", name, c.Message, logs)
 			}
 		}
 		return fmt.Errorf("not complete: %+v", j.Status)
@@ -529,7 +556,7 @@ func (s *scenario) flipUnderLoad(t *testing.T) rollout {
 	loop := s.startLoop(t)
 	time.Sleep(3 * time.Second)
 	start := time.Now()
-	apply(t, s.n, objects)
+	s.apply(t, objects, "app.kubernetes.io/component!=db-contract")
 	var missing []string
 	testenv.Eventually(t, 6*time.Minute, 200*time.Millisecond, "the rollout", func() error {
 		pods := s.apiPods(t)
@@ -588,6 +615,9 @@ func (s *scenario) flipUnderLoad(t *testing.T) rollout {
 	if !s.inBucket(t, bucket(s.rel, 2), after) {
 		t.Errorf("an upload without a store header after the flip is not in the new default's bucket %s", bucket(s.rel, 2))
 	}
+	// The new config's contract Job, after the rollout: a no-op on the
+	// contracted schema, which must still complete.
+	s.contract(t, objects)
 	return roll
 }
 

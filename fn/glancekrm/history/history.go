@@ -63,6 +63,7 @@ func (r Rendered) object(revision int) *fn.KubeObject {
 		"annotations", ynode.Mapping(
 			v1alpha1.AnnotationArgoCDSync, v1alpha1.ArgoCDPruneLast,
 			v1alpha1.AnnotationFluxSubstitute, v1alpha1.FluxDisabled,
+			v1alpha1.AnnotationRelease, r.Glance.Spec.OpenStackRelease,
 			v1alpha1.AnnotationRevision, strconv.Itoa(revision)),
 		"labels", ynode.Mapping(
 			v1alpha1.LabelManagedBy, v1alpha1.ManagedByGlanceKRM,

@@ -50,7 +50,8 @@ type Set struct {
 // APIs no hand-written workload serves: each API's Deployment (wired like
 // a hand-written one), PodDisruptionBudget and, with spec.autoscaling, its
 // HorizontalPodAutoscaler; with spec.apis, a Service per API. For the
-// Glance: the stable Service selecting the catalog API, the db-sync Job,
+// Glance: the stable Service selecting the catalog API, the db-sync Job
+// (expand, migrate) and the db-contract Job after the Deployments,
 // and the NetworkPolicy, HTTPRoute and db-purge CronJob when their
 // fields are set. A Glance whose every API is served by hand-written
 // workloads generates nothing. Which of them the input already holds (and
@@ -67,9 +68,12 @@ func Generate(g *v1alpha1.Glance, apis []API) (Set, error) {
 	}
 	var gen generated
 	gen.job(dbSyncJob(g), apis[0].Wiring)
+	var deployments []string
 	for _, a := range pending {
 		spec := a.Resolved.GlanceAPISpec
-		gen.add(a.Wiring.Deployment(deployment(g, spec)))
+		d := deployment(g, spec)
+		deployments = append(deployments, d.Name)
+		gen.add(a.Wiring.Deployment(d))
 		gen.add(ynode.Object(pdb(g, spec)))
 		if g.Spec.Autoscaling != nil {
 			gen.add(ynode.Object(hpa(g, spec)))
@@ -83,6 +87,7 @@ func Generate(g *v1alpha1.Glance, apis []API) (Set, error) {
 			gen.add(ynode.Object(networkPolicy(g, a.Resolved.Name, a.Egress)))
 		}
 	}
+	gen.job(dbContractJob(g, deployments), apis[0].Wiring)
 	gen.add(ynode.Object(service(g, g.Name, "", g.Spec.EffectiveCatalogAPI())))
 	var set Set
 	if g.Spec.NetworkPolicy != nil {
@@ -128,7 +133,7 @@ func (gen *generated) add(obj *fn.KubeObject, err error) {
 	gen.objs = append(gen.objs, obj)
 }
 
-// job adds the wired db-sync Job, named by its content: its template is
+// job adds a wired glance-manage Job, named by its content: its template is
 // immutable, and a new image, release or config must run it again.
 func (gen *generated) job(j any, w wire.Wiring) {
 	obj, err := w.JobPod(ynode.Object(j))

@@ -31,21 +31,47 @@ func glanceManage(args string) string {
 	return "glance-manage " + wire.ConfigDirFlags(wire.ConfigDirs) + " " + args
 }
 
-// dbSyncJob migrates the schema and loads the metadata definitions before
-// the API rolls. Its template is immutable, so its name carries a hash
-// of its spec: a new image, release or config makes a new Job, which
-// runs again, and an unchanged one keeps its name and is not rerun. The
-// pod is completed by wire() like the Deployment's (config, credentials).
+// dbSyncJob is the first half of Glance's own rolling upgrade, run before
+// the API rolls: `db expand` adds the new release's tables and columns,
+// `db migrate` moves the data, and the metadata definitions are loaded;
+// the old glance-api keeps serving on the expanded schema. On an empty
+// database the same two commands create the schema, and on one already
+// there each is a no-op. Its template is immutable, so its name carries a
+// hash of its spec: a new image, release or config makes a new Job,
+// which runs again, and an unchanged one keeps its name and is not rerun.
+// The pod is completed by wire() like the Deployment's (config,
+// credentials). It keeps the seed's name, db-sync.
 func dbSyncJob(g *v1alpha1.Glance) *batchv1.Job {
-	script := glanceManage("db sync") + " && p=" + metadefsPath + " && { [ -d \"$p\" ] || p=" + debianMetadefsPath + "; } && " +
+	script := glanceManage("db expand") + " && " + glanceManage("db migrate") +
+		" && p=" + metadefsPath + " && { [ -d \"$p\" ] || p=" + debianMetadefsPath + "; } && " +
 		glanceManage("db load_metadefs --path \"$p\"")
-	labels := jobPodLabels(g.Name, componentDBSync)
+	return dbJob(g, componentDBSync, "0", script)
+}
+
+// dbContractJob is the second half: `db contract` drops what only the old
+// release read, so it runs once the old pods are gone — after the
+// Deployments are healthy (Argo CD's wave 2 after their wave 1; kpt's
+// depends-on names them). Glance refuses it while a data migration is
+// pending, and it is a no-op on a contracted schema.
+func dbContractJob(g *v1alpha1.Glance, deployments []string) *batchv1.Job {
+	j := dbJob(g, componentDBContract, "2", glanceManage("db contract"))
+	refs := make([]string, 0, len(deployments))
+	for _, d := range deployments {
+		refs = append(refs, "apps/namespaces/"+g.Namespace+"/Deployment/"+d)
+	}
+	j.Annotations[annotationDependsOn] = strings.Join(refs, ",")
+	return j
+}
+
+// dbJob is a glance-manage Job of the Glance's image, in a sync wave.
+func dbJob(g *v1alpha1.Glance, component, wave, script string) *batchv1.Job {
+	labels := jobPodLabels(g.Name, component)
 	return &batchv1.Job{
 		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: g.Name + "-db-sync", Namespace: g.Namespace,
-			Labels:      objectLabels(g.Name, "", podLabels(g.Name, "", componentDBSync)),
-			Annotations: map[string]string{annotationSyncWave: "0"},
+			Name: g.Name + "-" + component, Namespace: g.Namespace,
+			Labels:      objectLabels(g.Name, "", podLabels(g.Name, "", component)),
+			Annotations: map[string]string{annotationSyncWave: wave, v1alpha1.AnnotationRelease: g.Spec.OpenStackRelease},
 		},
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To(dbSyncBackoffLimit),
@@ -56,7 +82,7 @@ func dbSyncJob(g *v1alpha1.Glance) *batchv1.Job {
 					PriorityClassName: ptr.Deref(g.Spec.Deployment.PriorityClassName, ""),
 					SecurityContext:   &corev1.PodSecurityContext{FSGroup: ptr.To(openStackUID)},
 					Containers: []corev1.Container{{
-						Name: componentDBSync, Image: g.Spec.Image.Ref(),
+						Name: component, Image: g.Spec.Image.Ref(),
 						Command:         []string{"/bin/sh", "-eu", "-c", script},
 						SecurityContext: restricted(),
 					}},

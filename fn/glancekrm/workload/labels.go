@@ -14,22 +14,27 @@ import (
 // glance, instance and component api. What differs is written down
 // beside it (README, "The generated set").
 const (
-	appName           = "glance"
-	componentAPI      = "api"
-	componentDBSync   = "db-sync"
-	componentDBPurge  = "db-purge"
-	openStackUID      = int64(42424)
-	labelAppName      = "app.kubernetes.io/name"
-	labelAppInstance  = "app.kubernetes.io/instance"
-	labelAppComponent = "app.kubernetes.io/component"
-	labelJobName      = "batch.kubernetes.io/job-name"
+	appName             = "glance"
+	componentAPI        = "api"
+	componentDBSync     = "db-sync"
+	componentDBContract = "db-contract"
+	componentDBPurge    = "db-purge"
+	openStackUID        = int64(42424)
+	labelAppName        = "app.kubernetes.io/name"
+	labelAppInstance    = "app.kubernetes.io/instance"
+	labelAppComponent   = "app.kubernetes.io/component"
+	labelJobName        = "batch.kubernetes.io/job-name"
 
 	// Ordering: Argo CD applies wave 0 (the rendered files, the db-sync
 	// Job) and waits for it to be healthy (the Job complete) before wave
-	// 1, the Deployments. (kpt's depends-on would name the Job, whose name
-	// follows the first API's files, and so change every other API's
-	// Deployment with them: README says how to order it under kpt.)
-	annotationSyncWave = "argocd.argoproj.io/sync-wave"
+	// 1, the Deployments, and for them (rolled out, old pods gone) before
+	// wave 2, the db-contract Job. (kpt's depends-on on the Deployments
+	// would name the db-sync Job, whose name follows the first API's
+	// files, and so change every other API's Deployment with them:
+	// docs/workload.md says how to order it under kpt. The contract Job's
+	// depends-on names the Deployments, whose names do not change.)
+	annotationSyncWave  = "argocd.argoproj.io/sync-wave"
+	annotationDependsOn = "config.kubernetes.io/depends-on"
 )
 
 // instanceOf is an API's app.kubernetes.io/instance: the Glance's name

@@ -51,7 +51,7 @@ func networkPolicy(g *v1alpha1.Glance, api string, e render.Egress) *networkingv
 	}
 }
 
-// jobsNetworkPolicy isolates the db-sync and db-purge pods: nothing comes
+// jobsNetworkPolicy isolates the db-sync, db-contract and db-purge pods: nothing comes
 // in, and out only DNS and the database (glance-manage contacts nothing
 // else), then spec.networkPolicy.additionalEgress.
 func jobsNetworkPolicy(g *v1alpha1.Glance) *networkingv1.NetworkPolicy {
@@ -65,7 +65,7 @@ func jobsNetworkPolicy(g *v1alpha1.Glance) *networkingv1.NetworkPolicy {
 			PodSelector: metav1.LabelSelector{
 				MatchLabels: map[string]string{labelAppName: appName, v1alpha1.LabelGlance: g.Name},
 				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: labelAppComponent, Operator: metav1.LabelSelectorOpIn,
-					Values: []string{componentDBPurge, componentDBSync}}},
+					Values: []string{componentDBContract, componentDBPurge, componentDBSync}}},
 			},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
 			Egress:      rules,

@@ -105,10 +105,16 @@ if [ -n "${base:-}" ]; then
   echo "rootfs: $name is $base's root file system with $sources installed over its glance" >&2
   release "$dest.tmp" "$from" "${tarballs[@]}"
 else
-  command -v mmdebstrap >/dev/null || {
+  # rootfs-all.sh builds two at once: on a fresh machine both would run
+  # apt-get, and the second fail on apt's lock. One installs, under a
+  # lock of our own; the other waits and finds it installed.
+  command -v mmdebstrap >/dev/null || (
+    mkdir -p "$CACHE"
+    flock 9
+    command -v mmdebstrap >/dev/null && exit 0
     echo "rootfs: installing mmdebstrap from Debian" >&2
     apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap >&2
-  }
+  ) 9> "$CACHE/.apt.lock"
   echo "rootfs: building $name from $suite with $pkgs (a few minutes, once)" >&2
   debian "$dest.tmp" "$suite" "$pkgs"
 fi
