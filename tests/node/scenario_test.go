@@ -135,7 +135,7 @@ func (s *scenario) deploy(t *testing.T) {
 	defer hold(deploySlots)()
 	start := time.Now()
 	// docs/workload.md's kubectl steps, as a user runs them.
-	s.apply(t, objects, labelComponent+"=config")
+	s.apply(t, objects, labelComponent+" in (backends,config)")
 	s.apply(t, objects, "app.kubernetes.io/component=db-sync")
 	job := jobName(t, objects, "db-sync")
 	s.waitJob(t, job, 5*time.Minute)
@@ -153,8 +153,8 @@ func (s *scenario) deploy(t *testing.T) {
 	})
 }
 
-// labelComponent is glance-krm's own component label: "config" on the
-// rendered files.
+// labelComponent is glance-krm's own component label: "backends" and
+// "config" on the rendered Secret and ConfigMap.
 const labelComponent = "glance.openstack.c5c3.io/component"
 
 // apply applies the objects of the build the selector picks, as the
