@@ -10,7 +10,7 @@ import (
 // checkUpgradePath: under kpt the package keeps the previous render, so
 // the release it was rendered for is known (the newest rendered copy's
 // AnnotationRelease), and a change of spec.openStackRelease from it is
-// judged like explain and the controller judge it: a downgrade, or a
+// judged as explain judges it: a downgrade, or a
 // skip other than SLURP to SLURP, is refused. Under kustomize the input
 // holds no previous render (a copy there comes from a base of the same
 // build), so there is nothing to judge; explain judges the change in

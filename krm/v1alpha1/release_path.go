@@ -9,9 +9,9 @@ import (
 // forward, and OpenStack supports an upgrade to the next release, or
 // between two SLURP releases (the .1 release of every year from 2023.1,
 // "Skip Level Upgrade Release Process") straight to the next SLURP one.
-// explain (both renders), the function under kpt (the package's previous
-// render) and the controller (the live Jobs) judge a change of
-// spec.openStackRelease with it, in Problem's words.
+// explain (both renders) and the function under kpt (the package's
+// previous render) judge a change of spec.openStackRelease with it, in
+// Problem's words.
 
 // ReleasePath is what a change of release from one series to another
 // does.
