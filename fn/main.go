@@ -83,6 +83,8 @@ func explainChange(args []string, stdout, stderr io.Writer) int {
 	failOn := fs.String("fail-on", explain.StoreRemoved, "comma-separated warning kinds that block (exit 1): "+strings.Join(explain.Kinds, ", ")+"; empty for none ("+explain.GlanceRemoved+" and "+explain.StoreRenamed+" block whenever "+explain.StoreRemoved+" does, "+explain.ReleaseDowngrade+" always)")
 	var acks stringList
 	fs.Var(&acks, "acknowledge", "a warning ID a reviewer accepts (repeatable)")
+	var records stringList
+	fs.Var(&records, "drain-record", "a file with a store drain's record, as `kubectl get configmap <glance>-store-drain-<store> -o yaml` prints it (repeatable): a store removed after its drain completed passes")
 	if err := fs.Parse(args); err != nil {
 		return explainUsage
 	}
@@ -102,6 +104,18 @@ func explainChange(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	opts := explain.Options{FailOn: []string{}, Acknowledged: acks}
+	for _, name := range records {
+		b, err := readFile(name)
+		var rs []explain.DrainRecord
+		if err == nil {
+			rs, err = explain.ReadDrainRecords(b)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "%s explain: --drain-record %s: %v\n", glancekrm.Name, name, err)
+			return explainUsage
+		}
+		opts.DrainRecords = append(opts.DrainRecords, rs...)
+	}
 	for _, k := range strings.Split(*failOn, ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			opts.FailOn = append(opts.FailOn, k)
@@ -126,6 +140,13 @@ func explainChange(args []string, stdout, stderr io.Writer) int {
 // kustomization is built (KUSTOMIZE, else kustomize on PATH, with the
 // flags glance-krm needs), any other folder (a rendered kpt package) is
 // read file by file.
+func readFile(name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(os.Stdin)
+	}
+	return os.ReadFile(name)
+}
+
 func readRender(name string) ([]byte, error) {
 	if name == "-" {
 		return io.ReadAll(os.Stdin)

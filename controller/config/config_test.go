@@ -61,8 +61,10 @@ func TestLeastPrivilege(t *testing.T) {
 		}
 	}
 	want := map[string]string{
+		"ClusterRole /configmaps":                                    "get,list,watch",
 		"ClusterRole /secrets":                                       "get,list,watch",
 		"ClusterRole apps/deployments":                               "get,list,watch",
+		"ClusterRole batch/jobs":                                     "get,list,watch",
 		"ClusterRole events.k8s.io/events":                           "create,patch",
 		"ClusterRole glance.openstack.c5c3.io/glances":               "get,list,watch",
 		"ClusterRole glance.openstack.c5c3.io/glancebackends":        "get,list,watch",

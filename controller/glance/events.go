@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -99,4 +100,60 @@ func backendInputChanged(e event.UpdateEvent) bool {
 		return true
 	}
 	return o.Generation != n.Generation || !equality.Semantic.DeepEqual(o.Status.Conditions, n.Status.Conditions)
+}
+
+// jobEvents: a Glance's schema is judged again when one of its
+// glance-manage Jobs (labelled with it, carrying the openstack-release
+// annotation) appears or completes; a deleted Job changes nothing (the
+// status keeps the release it migrated to).
+type jobEvents struct{ enqueuer }
+
+func (h jobEvents) Create(ctx context.Context, e event.CreateEvent, q queue) {
+	h.of(ctx, e.Object, q)
+}
+
+func (h jobEvents) Update(ctx context.Context, e event.UpdateEvent, q queue) {
+	o, ok1 := e.ObjectOld.(*batchv1.Job)
+	n, ok2 := e.ObjectNew.(*batchv1.Job)
+	if !ok1 || !ok2 || completed(o) != completed(n) {
+		h.of(ctx, e.ObjectNew, q)
+	}
+}
+
+func (jobEvents) Delete(context.Context, event.DeleteEvent, queue) {}
+
+func (h jobEvents) Generic(ctx context.Context, e event.GenericEvent, q queue) {
+	h.of(ctx, e.Object, q)
+}
+
+func (h jobEvents) of(ctx context.Context, o client.Object, q queue) {
+	if g := o.GetLabels()[v1alpha1.LabelGlance]; g != "" && o.GetAnnotations()[v1alpha1.AnnotationRelease] != "" {
+		h.add(ctx, o.GetNamespace(), g, q)
+	}
+}
+
+// recordEvents: a Glance's drains are judged again when a record of
+// them (labelled drain-record and with the Glance) is written.
+type recordEvents struct{ enqueuer }
+
+func (h recordEvents) Create(ctx context.Context, e event.CreateEvent, q queue) {
+	h.of(ctx, e.Object, q)
+}
+
+func (h recordEvents) Update(ctx context.Context, e event.UpdateEvent, q queue) {
+	h.of(ctx, e.ObjectNew, q)
+}
+
+func (h recordEvents) Delete(ctx context.Context, e event.DeleteEvent, q queue) {
+	h.of(ctx, e.Object, q)
+}
+
+func (h recordEvents) Generic(ctx context.Context, e event.GenericEvent, q queue) {
+	h.of(ctx, e.Object, q)
+}
+
+func (h recordEvents) of(ctx context.Context, o client.Object, q queue) {
+	if l := o.GetLabels(); l[v1alpha1.LabelComponent] == v1alpha1.ComponentDrainRecord && l[v1alpha1.LabelGlance] != "" {
+		h.add(ctx, o.GetNamespace(), l[v1alpha1.LabelGlance], q)
+	}
 }

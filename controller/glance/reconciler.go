@@ -1,13 +1,18 @@
 // Package glance is the Glance reconciler: it aggregates the attached
 // backends' conditions into the Glance's BackendsReady condition and warns
 // on the Glance, with a GlanceBackendSkipped event, when a backend becomes
-// not ready or its reason changes.
+// not ready or its reason changes; and it reads the release the schema is
+// at off the Glance's completed glance-manage Jobs into DatabaseReady and
+// status.installedRelease, refusing a downgrade or a skipped release
+// (UpgradePathInvalid) with a Warning event; and the records of its
+// store drains into StoresDrained.
 package glance
 
 import (
 	"context"
 	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,7 +25,8 @@ import (
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
-// Reconciler computes a Glance's BackendsReady condition.
+// Reconciler computes a Glance's BackendsReady and DatabaseReady
+// conditions.
 type Reconciler struct {
 	Client   client.Client
 	Recorder recorder.EventRecorder
@@ -29,11 +35,14 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=glance.openstack.c5c3.io,resources=glances;glancebackends,verbs=get;list;watch
 // +kubebuilder:rbac:groups=glance.openstack.c5c3.io,resources=glances/status,verbs=patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 
-// Reconcile writes BackendsReady when it changed and, only then, one
-// warning per backend that became pending or is pending for another
-// reason than the condition said before: an unchanged state, or a
-// backend still pending for the same reason, emits nothing.
+// Reconcile writes BackendsReady and DatabaseReady when they changed
+// and, only then, one warning per backend that became pending or is
+// pending for another reason than the condition said before, and one
+// when the release path became refused: an unchanged state, or a backend
+// still pending for the same reason, emits nothing.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var g v1alpha1.Glance
 	if err := r.Client.Get(ctx, req.NamespacedName, &g); err != nil {
@@ -43,17 +52,48 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	var jobs batchv1.JobList
+	if g.Spec.TargetClusterRef == nil { // a remote Glance's Jobs run on its cluster
+		if err := r.Client.List(ctx, &jobs, client.InNamespace(g.Namespace), client.MatchingLabels{v1alpha1.LabelGlance: g.Name}); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	var records corev1.ConfigMapList
+	if g.Spec.TargetClusterRef == nil { // so do its drains
+		if err := r.Client.List(ctx, &records, client.InNamespace(g.Namespace),
+			client.MatchingLabels{v1alpha1.LabelGlance: g.Name, v1alpha1.LabelComponent: v1alpha1.ComponentDrainRecord}); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	agg := Aggregate(g.Namespace+"/"+g.Name, backends)
-	if agg.Unjudged {
+	schema := JudgeSchema(&g, jobs.Items)
+	drained := JudgeDrains(g.Name, records.Items)
+	var verdicts []conditions.Condition
+	if !agg.Unjudged {
+		verdicts = append(verdicts, agg.Condition)
+	}
+	if schema.Condition != nil {
+		verdicts = append(verdicts, *schema.Condition)
+	}
+	if drained != nil {
+		verdicts = append(verdicts, *drained)
+	}
+	if len(verdicts) == 0 {
 		return ctrl.Result{}, nil
 	}
 	before := pendingIn(g.Status.Conditions)
-	next, changed := conditions.Apply(g.Status.Conditions, g.Generation, agg.Condition)
-	if !changed && g.Status.ObservedGeneration == g.Generation {
+	refusedBefore := refusal(g.Status.Conditions)
+	failedBefore := drainFailure(g.Status.Conditions)
+	next, changed := conditions.Apply(g.Status.Conditions, g.Generation, verdicts...)
+	installed := g.Status.InstalledRelease
+	if schema.Installed != "" {
+		installed = schema.Installed
+	}
+	if !changed && g.Status.ObservedGeneration == g.Generation && installed == g.Status.InstalledRelease {
 		return ctrl.Result{}, nil
 	}
 	if res, err := conditions.PatchStatus(ctx, r.Client, &g, func() {
-		g.Status.Conditions, g.Status.ObservedGeneration = next, g.Generation
+		g.Status.Conditions, g.Status.ObservedGeneration, g.Status.InstalledRelease = next, g.Generation, installed
 	}); err != nil || !res.IsZero() {
 		return res, err
 	}
@@ -61,6 +101,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// recorder folds repeats of one warning into a series.
 	regarding := g.DeepCopy()
 	regarding.ResourceVersion = ""
+	if schema.Refused && refusedBefore != schema.Condition.Message {
+		r.Recorder.Eventf(regarding, nil, corev1.EventTypeWarning, schema.Condition.Reason, "JudgeRelease", "%s", schema.Condition.Message)
+	}
+	if drained != nil && drained.Reason == v1alpha1.ReasonDrainFailed && failedBefore != drained.Message {
+		r.Recorder.Eventf(regarding, nil, corev1.EventTypeWarning, v1alpha1.ReasonDrainFailed, "JudgeDrains", "%s", drained.Message)
+	}
+	if agg.Unjudged {
+		return ctrl.Result{}, nil
+	}
 	for _, p := range agg.Pending {
 		if before[p.Backend.Name] == p.Reason {
 			continue // already reported for this reason
@@ -71,6 +120,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			"GlanceBackend %q is not ready (%s): %s", p.Backend.Name, p.Reason, p.Message)
 	}
 	return ctrl.Result{}, nil
+}
+
+// drainFailure is the message of a StoresDrained written before that
+// said a drain failed, "" otherwise.
+func drainFailure(conds []metav1.Condition) string {
+	c := meta.FindStatusCondition(conds, v1alpha1.ConditionStoresDrained)
+	if c == nil || c.Reason != v1alpha1.ReasonDrainFailed {
+		return ""
+	}
+	return c.Message
+}
+
+// refusal is the message of a DatabaseReady written before that refused
+// the release path, "" otherwise: a refusal already reported is not
+// reported again.
+func refusal(conds []metav1.Condition) string {
+	c := meta.FindStatusCondition(conds, v1alpha1.ConditionDatabaseReady)
+	if c == nil || (c.Reason != v1alpha1.ReasonUpgradePathInvalid && c.Reason != v1alpha1.ReasonDowngradeNotSupported) {
+		return ""
+	}
+	return c.Message
 }
 
 // pendingIn reads back, from the BackendsReady condition written before,
@@ -98,12 +168,15 @@ func pendingIn(conds []metav1.Condition) map[string]string {
 // SetupWithManager aggregates a Glance when its backends' conditions or
 // specs change and every one of them is judged (package events.go): not
 // on its own status writes, and not once per backend while they are
-// being judged.
+// being judged; when one of its glance-manage Jobs completes; and when
+// a store drain's record changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	e := enqueuer{reader: mgr.GetClient()}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("glance").
 		Watches(&v1alpha1.Glance{}, glanceEvents{e}).
 		Watches(&v1alpha1.GlanceBackend{}, backendEvents{e}).
+		Watches(&batchv1.Job{}, jobEvents{e}).
+		Watches(&corev1.ConfigMap{}, recordEvents{e}).
 		Complete(r)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -84,6 +85,11 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (ctrl.Manager, error)
 			// neither listed, watched nor held.
 			ByObject: map[client.Object]cache.ByObject{
 				&appsv1.Deployment{}: {Label: glanceLabelled()},
+				// Likewise the Jobs: a Glance's glance-manage Jobs say
+				// which release its schema is at.
+				&batchv1.Job{}: {Label: glanceLabelled()},
+				// And of the ConfigMaps only the store drains' records.
+				&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{v1alpha1.LabelComponent: v1alpha1.ComponentDrainRecord})},
 			},
 		},
 		Client: client.Options{Cache: &client.CacheOptions{

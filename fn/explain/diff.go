@@ -52,6 +52,7 @@ func blocks(kind string, failOn []string) bool {
 type Report struct {
 	Glances  []GlanceChange `json:"glances"`
 	Warnings []Warning      `json:"warnings"`
+	records  []DrainRecord
 }
 
 // GlanceChange is one Glance's part of the change.
@@ -89,8 +90,9 @@ type APIStoresChange struct {
 // StoreChange is one store added, removed or changed option by option.
 type StoreChange struct {
 	Store   string         `json:"store"`
-	Change  string         `json:"change"`         // added, removed, renamed, changed
+	Change  string         `json:"change"`         // added, removed, renamed, changed, drains
 	From    string         `json:"from,omitempty"` // renamed: the store's id before
+	To      string         `json:"to,omitempty"`   // drains: the store its images move into
 	Options []OptionChange `json:"options,omitempty"`
 }
 
@@ -123,6 +125,9 @@ type Warning struct {
 	Message      string `json:"message"`
 	Blocking     bool   `json:"blocking"`
 	Acknowledged bool   `json:"acknowledged,omitempty"`
+	// cleared: what the warning is about is known to be done (a store
+	// removed after its drain recorded complete): it does not block.
+	cleared bool
 }
 
 // Options choose which warnings block (the exit code) and which of those
@@ -130,6 +135,9 @@ type Warning struct {
 type Options struct {
 	FailOn       []string // warning kinds that block; default StoreRemoved
 	Acknowledged []string // warning IDs
+	// DrainRecords are the records of store drains a reviewer passes
+	// (--drain-record): a store removed after its drain completed passes.
+	DrainRecords []DrainRecord
 }
 
 // Blocked tells whether a blocking warning is not acknowledged.
@@ -149,7 +157,7 @@ func Compare(before, after *Render, o Options) *Report {
 	if o.FailOn == nil {
 		o.FailOn = []string{StoreRemoved}
 	}
-	r := &Report{Glances: []GlanceChange{}, Warnings: []Warning{}}
+	r := &Report{Glances: []GlanceChange{}, Warnings: []Warning{}, records: o.DrainRecords}
 	names := slices.Sorted(maps.Keys(before.Glances))
 	for n := range after.Glances {
 		if _, ok := before.Glances[n]; !ok {
@@ -186,7 +194,7 @@ func Compare(before, after *Render, o Options) *Report {
 	}
 	for i := range r.Warnings {
 		w := &r.Warnings[i]
-		w.Blocking = blocks(w.Kind, o.FailOn)
+		w.Blocking = blocks(w.Kind, o.FailOn) && !w.cleared
 		w.Acknowledged = slices.Contains(o.Acknowledged, w.ID)
 	}
 	return r
@@ -264,9 +272,14 @@ func (r *Report) compareGlance(c *GlanceChange, b, a *Glance) {
 		case !inA:
 			c.Stores = append(c.Stores, StoreChange{Store: store, Change: "removed"})
 			if c.Status != "removed" {
-				r.warn(StoreRemoved, g, store, "store %q is removed: the images stored in it become unreachable (Glance keeps each image's location, and no other store serves it); move or delete those images first%s", store, leakOnRead(a.Release))
+				msg, cleared := removal(g, store, b, a, r.records)
+				r.warn(StoreRemoved, g, store, "%s", msg)
+				r.Warnings[len(r.Warnings)-1].cleared = cleared
 			}
 		default:
+			if to := a.DrainsTo[store]; to != "" && to != b.DrainsTo[store] {
+				c.Stores = append(c.Stores, StoreChange{Store: store, Change: "drains", To: to})
+			}
 			if opts := options(bo, ao); len(opts) > 0 {
 				c.Stores = append(c.Stores, StoreChange{Store: store, Change: "changed", Options: opts})
 			}

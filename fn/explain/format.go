@@ -47,6 +47,8 @@ func (c GlanceChange) lines() []string {
 			out = append(out, fmt.Sprintf("store %s added", s.Store))
 		case "removed":
 			out = append(out, fmt.Sprintf("store %s removed", s.Store))
+		case "drains":
+			out = append(out, fmt.Sprintf("store %s drains into %s: a Job moves its images (remove the store in a later commit, once its record says Complete)", s.Store, s.To))
 		case "renamed":
 			out = append(out, fmt.Sprintf("store renamed: %s", arrow(s.From, s.Store)))
 			for _, o := range s.Options {

@@ -37,6 +37,7 @@ type Glance struct {
 	Workloads   map[string]string            // "Deployment/<name>" -> its pod template, serialized
 	APIStores   map[string][]string          // Image API -> the stores its workload's backends.conf holds
 	Objects     map[string]string            // the Glance's other generated objects ("Service/<name>"), serialized
+	DrainsTo    map[string]string            // store -> the store its drain-to annotation moves its images into
 }
 
 // Read reads a build's output: multi-document YAML, or a ResourceList (a
@@ -73,7 +74,7 @@ func Read(b []byte) (*Render, error) {
 			r.Glances[key(n.GetNamespace(), n.GetName())] = &Glance{Release: release,
 				Stores: map[string]map[string]string{}, Defaults: map[string]string{}, Credentials: map[string]string{},
 				Config: map[string]map[string]string{}, Workloads: map[string]string{},
-				APIStores: map[string][]string{}, Objects: map[string]string{}}
+				APIStores: map[string][]string{}, Objects: map[string]string{}, DrainsTo: map[string]string{}}
 		}
 	}
 	for _, n := range nodes {
@@ -83,6 +84,9 @@ func Read(b []byte) (*Render, error) {
 			secret, _ := n.GetString("spec.s3.credentialsSecretRef.name")
 			if g := r.Glances[key(n.GetNamespace(), glance)]; g != nil {
 				g.Credentials[n.GetName()] = secret
+				if to := n.GetAnnotations()[v1alpha1.AnnotationDrainTo]; to != "" {
+					g.DrainsTo[n.GetName()] = to
+				}
 			}
 		case "Deployment", "StatefulSet":
 			if err := r.workload(n, byName); err != nil {

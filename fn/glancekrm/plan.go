@@ -18,6 +18,7 @@ import (
 type plan struct {
 	policy map[string]string
 	apis   []*apiPlan
+	drains []v1alpha1.StoreDrain
 }
 
 type apiPlan struct {
@@ -42,7 +43,26 @@ func planGlance(inv *inventory, ge *glanceEntry) (p plan, results fn.Results, ok
 	results = append(results, fieldResults(ge.obj, errs)...)
 	units, assigned := assign(ge, apis)
 	results = append(results, assigned...)
-	return plan{policy: policy, apis: units}, results, len(errs) == 0 && len(assigned) == 0
+	drains, refused := storeDrains(ge, apis)
+	results = append(results, refused...)
+	return plan{policy: policy, apis: units, drains: drains}, results, len(errs) == 0 && len(assigned) == 0 && len(refused) == 0
+}
+
+// storeDrains reads the backends' drain-to annotations (v1alpha1.StoreDrains);
+// a refused one is an error on its GlanceBackend, at the annotation.
+func storeDrains(ge *glanceEntry, apis []v1alpha1.ResolvedAPI) ([]v1alpha1.StoreDrain, fn.Results) {
+	annotations := map[string]string{}
+	for _, be := range ge.backends {
+		annotations[be.b.Name] = be.b.Annotations[v1alpha1.AnnotationDrainTo]
+	}
+	drains, errs := v1alpha1.StoreDrains(annotations, apis)
+	var results fn.Results
+	for _, be := range ge.backends {
+		if e := errs[be.b.Name]; e != nil {
+			results = append(results, withTag(fieldResults(be.obj, field.ErrorList{e})[0], tagRule, "store-drain"))
+		}
+	}
+	return drains, results
 }
 
 // assign gives each workload the Glance claims to one of its APIs: by its

@@ -158,8 +158,20 @@ func renderGlance(cfg config, inv *inventory, ge *glanceEntry) output {
 	}
 
 	var generated []string
+	if len(p.drains) > 0 && !cfg.generate {
+		// The annotation asks for the drain, whoever writes the workload.
+		objs, err := workload.StoreDrains(g, p.drains, workloadAPIs(apis, wirings))
+		if err != nil {
+			out.report(objectResult(ge.obj, fn.Error, fmt.Sprintf("%s: generating the store drain of Glance %s: %v", Name, g.Name, err)))
+			return out
+		}
+		for _, o := range objs {
+			generated = append(generated, o.GetKind()+" "+o.GetName())
+		}
+		out.added = append(out.added, objs...)
+	}
 	if cfg.generate {
-		objs, rs, err := generate(inv, ge, apis, wirings)
+		objs, rs, err := generate(inv, ge, apis, wirings, p.drains)
 		out.report(rs...)
 		if err != nil {
 			out.report(objectResult(ge.obj, fn.Error, fmt.Sprintf("%s: generating the workload of Glance %s: %v", Name, g.Name, err)))
@@ -274,16 +286,20 @@ func wireWorkloads(ge *glanceEntry, w wire.Wiring, workloads []*fn.KubeObject) (
 	return wired, results
 }
 
-// generate runs the workload stage and keeps what the input does not
-// already hold: an object of the same kind, namespace and name is the
-// user's, kept as written.
-func generate(inv *inventory, ge *glanceEntry, apis []renderedAPI, wirings []wire.Wiring) (fn.KubeObjects, fn.Results, error) {
-	g := ge.g
+func workloadAPIs(apis []renderedAPI, wirings []wire.Wiring) []workload.API {
 	in := make([]workload.API, len(apis))
 	for i, a := range apis {
 		in[i] = workload.API{Resolved: a.api, Wiring: wirings[i], Egress: a.files.Egress, Served: len(a.workloads) > 0}
 	}
-	set, err := workload.Generate(g, in)
+	return in
+}
+
+// generate runs the workload stage and keeps what the input does not
+// already hold: an object of the same kind, namespace and name is the
+// user's, kept as written.
+func generate(inv *inventory, ge *glanceEntry, apis []renderedAPI, wirings []wire.Wiring, drains []v1alpha1.StoreDrain) (fn.KubeObjects, fn.Results, error) {
+	g := ge.g
+	set, err := workload.Generate(g, workloadAPIs(apis, wirings), drains)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,6 +6,16 @@ const (
 	ConditionConfigProjected  = "ConfigProjected"
 	ConditionReady            = "Ready"
 	ConditionBackendsReady    = "BackendsReady"
+	// ConditionDatabaseReady is the seed operator's word for a Glance's
+	// schema: glance-krm's controller reads it off the completed
+	// glance-manage Jobs (reasons in messages.go, with the release rule's).
+	ConditionDatabaseReady = "DatabaseReady"
+	// ConditionStoresDrained (Glance) says what the store drains' records
+	// say (store_drain.go).
+	ConditionStoresDrained = "StoresDrained"
+	ReasonDrainComplete    = "DrainComplete"
+	ReasonDrainInProgress  = "DrainInProgress"
+	ReasonDrainFailed      = "DrainFailed"
 
 	ReasonCredentialsAvailable      = "CredentialsAvailable"
 	ReasonWaitingForCredentials     = "WaitingForCredentials"

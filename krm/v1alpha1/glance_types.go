@@ -416,17 +416,19 @@ type GlanceStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions carry BackendsReady.
+	// Conditions carry BackendsReady and DatabaseReady.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// Endpoint, InstalledRelease, TargetRelease and UpgradePhase are the
-	// seed operator's runtime status; glance-krm's controller leaves them
-	// alone.
+	// Endpoint, TargetRelease and UpgradePhase are the seed operator's
+	// runtime status; glance-krm's controller leaves them alone.
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
+	// InstalledRelease is the release the database schema was last
+	// migrated to, as the Glance's completed glance-manage Jobs say (it
+	// only moves forward).
 	// +optional
 	InstalledRelease string `json:"installedRelease,omitempty"`
 	// +optional

@@ -37,6 +37,12 @@ const (
 	// ReasonDowngradeNotSupported: spec.openStackRelease is older than
 	// the release the database was migrated to.
 	ReasonDowngradeNotSupported = "DowngradeNotSupported"
+	// ReasonDatabaseSynced: the schema is at spec.openStackRelease;
+	// ReasonDBSyncInProgress: at an older release, the path to the
+	// spec's valid, its glance-manage Job not completed yet (the seed
+	// operator's DatabaseReady words).
+	ReasonDatabaseSynced   = "DatabaseSynced"
+	ReasonDBSyncInProgress = "DBSyncInProgress"
 	// ReasonEgressNotRendered: glance-api contacts an endpoint no rendered
 	// file names, which the generated NetworkPolicy cannot admit by itself.
 	ReasonEgressNotRendered = "EgressNotRendered"

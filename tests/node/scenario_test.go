@@ -73,7 +73,7 @@ func (s *scenario) run() {
 	s.check("the kubectl steps: files and db-sync (expand, migrate), the Deployment Available, then db-contract completes", true, s.deploy)
 	s.check("both stores listed through the Service, the default flagged", false, s.listStores)
 	s.check("uploads land in each store's bucket and download byte-identical", false, s.uploads)
-	s.check("the controller writes Ready and BackendsReady on the live objects", false, s.controllerReady)
+	s.check("the controller writes Ready, BackendsReady and DatabaseReady (from the completed Jobs) on the live objects", false, s.controllerReady)
 	s.check("the autoscaler computes: ScalingActive=True", false, s.autoscaler)
 	s.check("8 long downloads and 8 long uploads at once: probes pass, no restart", false, s.underLoad)
 	s.check("a store's credentials Secret deleted: CredentialsReady=False names it", false, s.credentialsDeleted)
@@ -303,6 +303,9 @@ func (s *scenario) controllerReady(t *testing.T) {
 		s.waitCondition(t, "glancebackends", b, "Ready", metav1.ConditionTrue, "")
 	}
 	s.waitCondition(t, "glances", "glance", "BackendsReady", metav1.ConditionTrue, "")
+	// The db-sync and db-contract Jobs the kubelet ran say which release
+	// the schema is at.
+	s.waitCondition(t, "glances", "glance", "DatabaseReady", metav1.ConditionTrue, "the database schema is at "+s.rel.name+" (Job ")
 }
 
 func (s *scenario) autoscaler(t *testing.T) {

@@ -53,10 +53,11 @@ type Set struct {
 // Glance: the stable Service selecting the catalog API, the db-sync Job
 // (expand, migrate) and the db-contract Job after the Deployments,
 // and the NetworkPolicy, HTTPRoute and db-purge CronJob when their
-// fields are set. A Glance whose every API is served by hand-written
-// workloads generates nothing. Which of them the input already holds (and
+// fields are set; and a drain Job per store a backend's drain-to
+// annotation retires (store_drain.go). A Glance whose every API is
+// served by hand-written workloads generates nothing. Which of them the input already holds (and
 // so keeps as written) is the caller's to decide.
-func Generate(g *v1alpha1.Glance, apis []API) (Set, error) {
+func Generate(g *v1alpha1.Glance, apis []API, drains []v1alpha1.StoreDrain) (Set, error) {
 	var pending []API
 	for _, a := range apis {
 		if !a.Served {
@@ -64,7 +65,9 @@ func Generate(g *v1alpha1.Glance, apis []API) (Set, error) {
 		}
 	}
 	if len(pending) == 0 {
-		return Set{}, nil
+		// Hand-written workloads serve every API; a drain is still ours.
+		objs, err := StoreDrains(g, drains, apis)
+		return Set{Objects: objs}, err
 	}
 	var gen generated
 	gen.job(dbSyncJob(g), apis[0].Wiring)
@@ -84,10 +87,11 @@ func Generate(g *v1alpha1.Glance, apis []API) (Set, error) {
 			gen.add(ynode.Object(service(g, g.Name+"-"+a.Resolved.Name, a.Resolved.Name, a.Resolved.Name)))
 		}
 		if g.Spec.NetworkPolicy != nil && a.Resolved.Name != v1alpha1.DefaultAPIName {
-			gen.add(ynode.Object(networkPolicy(g, a.Resolved.Name, a.Egress)))
+			gen.add(ynode.Object(networkPolicy(g, a.Resolved.Name, a.Egress, len(drains) > 0)))
 		}
 	}
 	gen.job(dbContractJob(g, deployments), apis[0].Wiring)
+	gen.storeDrains(g, drains, apis, deployments)
 	gen.add(ynode.Object(service(g, g.Name, "", g.Spec.EffectiveCatalogAPI())))
 	var set Set
 	if g.Spec.NetworkPolicy != nil {
@@ -96,7 +100,7 @@ func Generate(g *v1alpha1.Glance, apis []API) (Set, error) {
 			all = append(all, a.Egress)
 		}
 		e := render.Union(all...)
-		gen.add(ynode.Object(networkPolicy(g, "", e)))
+		gen.add(ynode.Object(networkPolicy(g, "", e, len(drains) > 0)))
 		gen.add(ynode.Object(jobsNetworkPolicy(g)))
 		set.UnknownEgress = e.Unknown
 	}

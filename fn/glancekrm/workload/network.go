@@ -21,8 +21,9 @@ const routeRequestTimeout = "4h"
 // networkPolicy admits the API port from spec.networkPolicy's sources
 // (and the Gateway's namespace) to the pods of one instance, and lets them
 // reach DNS and every port their rendered files contact (egressOf), then
-// spec.networkPolicy.additionalEgress.
-func networkPolicy(g *v1alpha1.Glance, api string, e render.Egress) *networkingv1.NetworkPolicy {
+// spec.networkPolicy.additionalEgress. With a store drain its pods are
+// admitted too: they copy images through the API.
+func networkPolicy(g *v1alpha1.Glance, api string, e render.Egress, drains bool) *networkingv1.NetworkPolicy {
 	s := &g.Spec
 	instance := instanceOf(g.Name, api)
 	var peers []networkingv1.NetworkPolicyPeer
@@ -36,6 +37,9 @@ func networkPolicy(g *v1alpha1.Glance, api string, e render.Egress) *networkingv
 		}
 		peers = append(peers, networkingv1.NetworkPolicyPeer{NamespaceSelector: &metav1.LabelSelector{
 			MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}})
+	}
+	if drains {
+		peers = append(peers, networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: drainPodSelector(g)}})
 	}
 	rules := []networkingv1.NetworkPolicyEgressRule{dnsEgress(), {Ports: tcpPorts(e.Ports)}}
 	rules = append(rules, s.NetworkPolicy.AdditionalEgress...)

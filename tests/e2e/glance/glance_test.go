@@ -249,6 +249,8 @@ json.dump({"manager": type(km).__name__, "auth_endpoint": conf.barbican.auth_end
 			t.Fatal("the service user's test password has none of $, quotes and spaces")
 		}
 	})
+	var gp *glanceAPI // a Glance behind the rendered [keystone_authtoken]
+	var rp rendering
 	check(t, "the rendered glance-api-paste.ini and [keystone_authtoken] validate real Keystone tokens: /healthcheck open, /v2/images 200 with a token, 401 without or with a forged one", func(t *testing.T) {
 		if ks == nil {
 			t.Skip("no Keystone")
@@ -274,10 +276,9 @@ json.dump({"manager": type(km).__name__, "auth_endpoint": conf.barbican.auth_end
 		// without it sid's authtoken finds no identity endpoint).
 		b = bytes.Replace(b, []byte(endpoint), []byte("keystoneEndpoint: "+ks.url+"\n  region: RegionOne\n"), 1)
 		write(t, gy, string(b))
-		rp := render(t, rel, pdir, filepath.Join(root, "paste"))
+		rp = render(t, rel, pdir, filepath.Join(root, "paste"))
 		startPod(t, rp, secrets)
-		gp := startGlanceReady(t, filepath.Join(root, "paste"), rp, "/healthcheck")
-		defer gp.stop()
+		gp = startGlanceReady(t, filepath.Join(root, "paste"), rp, "/healthcheck")
 		token := ks.user(t, "demo-"+rel.catalog)
 		for _, c := range []struct {
 			path, token string
@@ -303,6 +304,11 @@ json.dump({"manager": type(km).__name__, "auth_endpoint": conf.barbican.auth_end
 		}
 		assertNoCredential(t, gp.tail(), secrets)
 	})
+	if gp != nil {
+		drainChecks(t, gp, rp, ks, s3, drainScript(t, rp), secrets)
+		assertNoCredential(t, gp.tail(), secrets)
+		gp.stop()
+	}
 	nonDefault, withDefault := randomBytes(t, 300_000), randomBytes(t, 200_000)
 	var idNonDefault, idDefault string
 	check(t, "an upload with X-Image-Meta-Store: secondary lands in the secondary bucket", func(t *testing.T) {

@@ -96,6 +96,8 @@ type s3Server struct {
 	// rekey restarts the server on the same data and port with only this
 	// key pair: the old one is revoked.
 	rekey func(t *testing.T, accessKey, secretKey string)
+	// dir holds the buckets, one folder each (versitygw's posix backend).
+	dir string
 }
 
 func startS3(t *testing.T, accessKey, secretKey string, buckets ...string) *s3Server {
@@ -182,7 +184,7 @@ func startS3With(t *testing.T, o s3Options, accessKey, secretKey string, buckets
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	return &s3Server{endpoint: endpoint, client: client, rekey: rekey}
+	return &s3Server{endpoint: endpoint, client: client, rekey: rekey, dir: root}
 }
 
 // etag is an object's ETag: "<md5 of the part md5s>-<parts>" for a

@@ -145,6 +145,20 @@ func (k *keystone) user(t *testing.T, name string) string {
 	return k.token(t, name, name+"-pw", name)
 }
 
+// grant gives a user of the default domain a role in a project, by name.
+func (k *keystone) grant(t *testing.T, user, project, role string) {
+	t.Helper()
+	id := func(collection, name string) string {
+		var out map[string][]struct{ ID string }
+		k.call(t, http.MethodGet, "/"+collection+"?name="+name, &out, http.StatusOK)
+		if len(out[collection]) != 1 {
+			t.Fatalf("keystone has %d %s named %s", len(out[collection]), collection, name)
+		}
+		return out[collection][0].ID
+	}
+	k.call(t, http.MethodPut, "/projects/"+id("projects", project)+"/users/"+id("users", user)+"/roles/"+id("roles", role), nil, http.StatusNoContent)
+}
+
 // token authenticates a user of the default domain by password, scoped
 // to a project of that domain.
 func (k *keystone) token(t *testing.T, user, password, project string) string {

@@ -1,0 +1,91 @@
+package glance
+
+import (
+	"fmt"
+	"slices"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/c5c3/glance-krm/controller/conditions"
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// Schema is what the cluster tells of a Glance's database schema: the
+// release its glance-manage Jobs last migrated it to, and the
+// DatabaseReady verdict on spec.openStackRelease against it.
+type Schema struct {
+	// Installed is the newest release a completed glance-manage Job
+	// (db-sync or db-contract, which carry the openstack-release
+	// annotation) migrated the schema to, or the status's installedRelease
+	// when that is newer: a finished Job may be gone (its TTL, a prune),
+	// the schema it migrated is not.
+	Installed string
+	// Condition is nil when no completed Job nor the status says which
+	// release the schema is at (a hand-written workload, or the first
+	// db-sync still running): nothing is known, nothing is judged.
+	Condition *conditions.Condition
+	// Refused is true when the condition refuses the path (the reasons
+	// of v1alpha1.Problem): the reconciler warns once with an Event.
+	Refused bool
+}
+
+// JudgeSchema judges the release the Glance asks for against the release
+// the schema is at, in the words explain and kpt use (v1alpha1.Problem):
+// a downgrade, or a skip other than SLURP to SLURP, is refused; a valid
+// upgrade waits for its Job; the schema at the spec's release is synced.
+func JudgeSchema(g *v1alpha1.Glance, jobs []batchv1.Job) Schema {
+	installed, job := "", ""
+	if newer(g.Status.InstalledRelease, "") {
+		installed = g.Status.InstalledRelease
+	}
+	for i := range jobs {
+		j := &jobs[i]
+		release := j.Annotations[v1alpha1.AnnotationRelease]
+		if j.Labels[v1alpha1.LabelGlance] != g.Name || !completed(j) || !newer(release, installed) {
+			continue
+		}
+		installed, job = release, j.Name
+	}
+	if installed == "" {
+		return Schema{}
+	}
+	want := g.Spec.OpenStackRelease
+	c := conditions.Condition{Type: v1alpha1.ConditionDatabaseReady}
+	by := "status.installedRelease"
+	if job != "" {
+		by = fmt.Sprintf("Job %q", job)
+	}
+	reason, message := v1alpha1.Problem(installed, want)
+	switch {
+	case reason != "":
+		c.Reason = reason
+		c.Message = fmt.Sprintf("spec.openStackRelease: %s; the database schema is at %s (%s)", message, installed, by)
+	case installed == want:
+		c.OK, c.Reason = true, v1alpha1.ReasonDatabaseSynced
+		c.Message = fmt.Sprintf("the database schema is at %s (%s)", installed, by)
+	default:
+		c.Reason = v1alpha1.ReasonDBSyncInProgress
+		c.Message = fmt.Sprintf("the database schema is at %s (%s); no glance-manage Job of %s has completed yet", installed, by, want)
+	}
+	return Schema{Installed: installed, Condition: &c, Refused: reason != ""}
+}
+
+func completed(j *batchv1.Job) bool {
+	return slices.ContainsFunc(j.Status.Conditions, func(c batchv1.JobCondition) bool {
+		return c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue
+	})
+}
+
+// newer tells whether release a is a later release series than b ("" is
+// older than every release; a value that is no release series never is).
+func newer(a, b string) bool {
+	if _, ok := v1alpha1.PathBetween(a, a); !ok {
+		return false
+	}
+	if b == "" {
+		return true
+	}
+	p, ok := v1alpha1.PathBetween(b, a)
+	return ok && !p.Downgrade && a != b
+}

@@ -1,0 +1,198 @@
+"""glance-krm's drain: move every image out of one store into another.
+
+For each image with a location in the leaving store it asks Glance for a
+copy-image import into the target store, reads the copy back from the
+target bucket and compares it with the image's os_hash_value, and only
+then deletes the leaving store's location (DELETE /v2/stores/FROM/ID).
+Every step is read back from Glance, so a second run continues where a
+failed or killed one stopped. It runs on glance-api's own files: the
+service user of [keystone_authtoken] and the target store's section.
+
+usage: drain.py FROM TO   (GLANCE_URL: the Image API; a record of the
+progress goes to GLANCE_KRM_DRAIN_RECORD_FILE, or to the ConfigMap
+GLANCE_KRM_DRAIN_RECORD through the pod's service account)
+"""
+import hashlib
+import json
+import os
+import ssl
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from keystoneauth1 import loading
+from oslo_config import cfg
+import keystonemiddleware.auth_token  # noqa: F401 (registers [keystone_authtoken])
+from glance.common import config as _glance_config  # noqa: F401 (enabled_backends)
+from glance_store import multi_backend
+
+import boto3
+from botocore import config as boto_config
+
+COPY_TIMEOUT = int(os.environ.get("GLANCE_KRM_DRAIN_COPY_TIMEOUT", "1800"))
+RESERVED = {"os_glance_staging_store": "file", "os_glance_tasks_store": "file"}
+
+
+def say(msg):
+    print("drain: " + msg, flush=True)
+
+
+class Drain:
+    def __init__(self, source, target):
+        self.source, self.target = source, target
+        conf = cfg.CONF
+        loading.register_auth_conf_options(conf, "keystone_authtoken")
+        conf(args=[], project="glance", prog="glance-api")
+        plugin = loading.get_plugin_loader(conf.keystone_authtoken.auth_type)
+        conf.register_opts(loading.get_auth_plugin_conf_options(plugin), group="keystone_authtoken")
+        multi_backend.register_store_opts(conf, reserved_stores=RESERVED)
+        for store in (source, target):
+            if store not in (conf.enabled_backends or {}):
+                raise SystemExit("drain: store %r is not in [DEFAULT] enabled_backends" % store)
+        self.conf = conf
+        auth = loading.load_auth_from_conf_options(conf, "keystone_authtoken")
+        self.session = loading.load_session_from_conf_options(conf, "keystone_authtoken", auth=auth)
+        self.url = os.environ["GLANCE_URL"].rstrip("/")
+        self.record = {"glance": os.environ.get("GLANCE_KRM_GLANCE", ""), "from": source, "to": target,
+                       "state": "Running", "moved": [], "remaining": None, "failed": {}}
+
+    def api(self, method, path, body=None, ok=(200,)):
+        resp = self.session.request(self.url + path, method, json=body, raise_exc=False,
+                                    headers={"OpenStack-API-Version": "image 2.0"})
+        if resp.status_code not in ok:
+            raise RuntimeError("%s %s: %d %s" % (method, path, resp.status_code, resp.text[:300]))
+        return resp.json() if resp.content and resp.headers.get("Content-Type", "").startswith("application/json") else None
+
+    def images(self):
+        """Every image (any project, any status) with a location in the leaving store."""
+        path = "/v2/images?limit=100"
+        out = []
+        while path:
+            page = self.api("GET", path)
+            out += [i for i in page["images"] if self.source in stores(i)]
+            nxt = page.get("next")
+            path = nxt if nxt else None
+        return sorted(out, key=lambda i: i["id"])
+
+    def copy(self, image):
+        iid = image["id"]
+        if self.target in stores(image):
+            return image
+        if self.target not in split(image.get("os_glance_importing_to_stores")):
+            self.api("POST", "/v2/images/%s/import" % iid, ok=(202, 409),
+                     body={"method": {"name": "copy-image"}, "stores": [self.target], "all_stores_must_succeed": True})
+        deadline = time.time() + COPY_TIMEOUT
+        while time.time() < deadline:
+            time.sleep(1)
+            image = self.api("GET", "/v2/images/" + iid)
+            if self.target in stores(image):
+                return image
+            if self.target not in split(image.get("os_glance_importing_to_stores")):
+                raise RuntimeError("copy-image into %s failed (os_glance_failed_import: %s)"
+                                   % (self.target, image.get("os_glance_failed_import", "")))
+        raise RuntimeError("copy-image into %s did not finish in %d s" % (self.target, COPY_TIMEOUT))
+
+    def verify(self, image):
+        """Read the copy from the target bucket, as glance_store wrote it
+        (object key: the image's ID), and compare its hash."""
+        algo, want = image.get("os_hash_algo"), image.get("os_hash_value")
+        if not algo or not want:
+            raise RuntimeError("no os_hash_value to verify the copy against")
+        c = self.conf[self.target]
+        host = c.s3_store_host if "://" in c.s3_store_host else "http://" + c.s3_store_host
+        client = boto3.session.Session(aws_access_key_id=c.s3_store_access_key,
+                                       aws_secret_access_key=c.s3_store_secret_key).client(
+            "s3", endpoint_url=host, region_name=getattr(c, "s3_store_region_name", None) or None,
+            verify=getattr(c, "s3_store_cacert", "") or None,
+            config=boto_config.Config(s3={"addressing_style": c.s3_store_bucket_url_format}))
+        h = hashlib.new(algo)
+        body = client.get_object(Bucket=c.s3_store_bucket, Key=image["id"])["Body"]
+        for chunk in iter(lambda: body.read(1 << 20), b""):
+            h.update(chunk)
+        if h.hexdigest() != want:
+            raise RuntimeError("the copy in %s hashes to %s, os_hash_value is %s" % (self.target, h.hexdigest(), want))
+
+    def run(self):
+        todo = self.images()
+        say("%d images have a location in %s; target %s" % (len(todo), self.source, self.target))
+        self.record["remaining"] = len(todo)
+        self.save()
+        for image in todo:
+            iid = image["id"]
+            try:
+                if image.get("status") != "active":
+                    raise RuntimeError("status %s: only an active image can be copied" % image.get("status"))
+                image = self.copy(image)
+                self.verify(image)
+                self.api("DELETE", "/v2/stores/%s/%s" % (self.source, iid), ok=(204, 404))
+            except Exception as e:  # one image's failure stops nothing else
+                self.record["failed"][iid] = str(e)
+                self.record["remaining"] -= 1
+                self.save()
+                say("image %s: %s; its location in %s is kept" % (iid, e, self.source))
+            else:
+                self.record["moved"].append(iid)
+                self.record["remaining"] -= 1
+                self.save()
+                say("image %s: copied to %s, %s verified, removed from %s" % (iid, self.target, image["os_hash_algo"], self.source))
+        left = self.images()
+        self.record["remaining"] = len(left)
+        self.record["state"] = "Complete" if not left and not self.record["failed"] else "Failed"
+        self.save()
+        say("%s: %d moved, %d failed, %d left in %s" % (self.record["state"], len(self.record["moved"]),
+                                                       len(self.record["failed"]), len(left), self.source))
+        return 0 if self.record["state"] == "Complete" else 1
+
+    def save(self):
+        data = {"from": self.source, "to": self.target, "state": self.record["state"],
+                "remaining": str(self.record["remaining"]), "record.json": json.dumps(self.record, sort_keys=True)}
+        path = os.environ.get("GLANCE_KRM_DRAIN_RECORD_FILE")
+        if path:
+            with open(path + ".tmp", "w") as f:
+                json.dump(data, f, sort_keys=True)
+            os.replace(path + ".tmp", path)
+        name = os.environ.get("GLANCE_KRM_DRAIN_RECORD")
+        if name:
+            save_configmap(name, data)
+
+
+def save_configmap(name, data):
+    """Create or replace the record ConfigMap through the pod's service account."""
+    sa = "/var/run/secrets/kubernetes.io/serviceaccount/"
+    with open(sa + "token") as f:
+        token = f.read().strip()
+    with open(sa + "namespace") as f:
+        ns = f.read().strip()
+    base = "https://%s:%s/api/v1/namespaces/%s/configmaps" % (
+        os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"], ns)
+    ctx = ssl.create_default_context(cafile=sa + "ca.crt")
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "data": data, "metadata": {"name": name, "labels": {
+        "app.kubernetes.io/managed-by": "glance-krm", "glance.openstack.c5c3.io/component": "drain-record",
+        "glance.openstack.c5c3.io/glance": os.environ.get("GLANCE_KRM_GLANCE", "")}}}
+
+    def call(method, url):
+        req = urllib.request.Request(url, method=method, data=json.dumps(obj).encode(),
+                                     headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+        return urllib.request.urlopen(req, context=ctx, timeout=30)
+
+    try:
+        call("PUT", base + "/" + name)
+    except urllib.error.HTTPError as e:
+        if e.code != 404:
+            raise
+        call("POST", base)
+
+
+def split(value):
+    return {s for s in (value or "").split(",") if s}
+
+
+def stores(image):
+    return split(image.get("stores"))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] == sys.argv[2]:
+        raise SystemExit(__doc__)
+    sys.exit(Drain(sys.argv[1], sys.argv[2]).run())

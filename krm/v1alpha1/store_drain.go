@@ -1,0 +1,82 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Retiring a store without losing an image. A GlanceBackend annotated
+// glance.openstack.c5c3.io/drain-to: <store> asks for the store drain: a
+// generated Job copies every image with a location in this store into the
+// named one through Glance's own API (copy-image import), verifies each
+// copy against os_hash_value and then removes this store's location. The
+// Job records its progress in the ConfigMap DrainRecordName names; the
+// store's removal is a later commit, which explain lets pass once that
+// record says Complete. An annotation keeps the seed's CRs as they are.
+const (
+	AnnotationDrainTo = Group + "/drain-to"
+	// ComponentDrainRecord labels the record ConfigMap the drain Job
+	// writes (with LabelGlance and LabelManagedBy).
+	ComponentDrainRecord = "drain-record"
+	// Keys of the record's data.
+	DrainRecordFrom      = "from"
+	DrainRecordTo        = "to"
+	DrainRecordState     = "state"
+	DrainRecordRemaining = "remaining"
+	// The record's states: Running while the Job works, Complete when no
+	// image has a location in the store any more, Failed when an image
+	// could not be moved (its location is kept).
+	DrainComplete = "Complete"
+	DrainRunning  = "Running"
+	DrainFailed   = "Failed"
+)
+
+// DrainRecordName is the record ConfigMap of the drain of one store: a
+// stable name, which explain and the controller look up.
+func DrainRecordName(glance, store string) string {
+	return glance + "-store-drain-" + store
+}
+
+// StoreDrain is one requested drain: images move from From into To
+// through the Image API named API, the first (in spec order) that serves
+// both stores, whose glance-api can read one and write the other.
+// +kubebuilder:object:generate=false
+type StoreDrain struct {
+	From, To, API string
+}
+
+// StoreDrains reads the drain-to annotations of a Glance's attached
+// backends (by name, with each annotation's value) against its APIs:
+// the target must be another attached store, not itself leaving, and one
+// API must serve both. It returns the valid drains, sorted by store.
+func StoreDrains(annotations map[string]string, apis []ResolvedAPI) ([]StoreDrain, map[string]*field.Error) {
+	errs := map[string]*field.Error{}
+	var out []StoreDrain
+	path := field.NewPath("metadata", "annotations").Key(AnnotationDrainTo)
+	for _, from := range sortedKeys(annotations) {
+		to := annotations[from]
+		if to == "" {
+			continue
+		}
+		_, toIsAttached := annotations[to]
+		switch {
+		case to == from:
+			errs[from] = field.Invalid(path, to, "a store cannot drain into itself: name the GlanceBackend its images move to")
+		case !toIsAttached:
+			errs[from] = field.NotFound(path, to)
+			errs[from].Detail = fmt.Sprintf("the images of %q can only move into a GlanceBackend attached to the same Glance", from)
+		case annotations[to] != "":
+			errs[from] = field.Invalid(path, to, fmt.Sprintf("store %q is itself draining into %q: drain into a store that stays", to, annotations[to]))
+		default:
+			i := slices.IndexFunc(apis, func(a ResolvedAPI) bool { return slices.Contains(a.Stores, from) && slices.Contains(a.Stores, to) })
+			if i < 0 {
+				errs[from] = field.Invalid(path, to, fmt.Sprintf("no Image API of the Glance serves both %q and %q: copy-image reads one and writes the other in one glance-api", from, to))
+				continue
+			}
+			out = append(out, StoreDrain{From: from, To: to, API: apis[i].Name})
+		}
+	}
+	return out, errs
+}

@@ -1,0 +1,96 @@
+package explain_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// drainRecord is a store drain's record as `kubectl get configmap -o
+// yaml` prints it (the drain Job writes it; tests/e2e proves what it
+// writes on real Glance).
+func drainRecord(t *testing.T, glance, from, to, state, remaining string) string {
+	t.Helper()
+	return write(t, fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: %[1]s-store-drain-%[2]s
+  namespace: openstack
+  resourceVersion: "4711"
+  labels:
+    app.kubernetes.io/managed-by: glance-krm
+    glance.openstack.c5c3.io/component: drain-record
+    glance.openstack.c5c3.io/glance: %[1]s
+data:
+  from: %[2]s
+  to: %[3]s
+  state: %[4]s
+  remaining: "%[5]s"
+  record.json: '{}'
+`, glance, from, to, state, remaining))
+}
+
+func write(t *testing.T, content string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "record.yaml")
+	if err := os.WriteFile(f, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestStoreRemovalAfterDrain: the commit sequence of retiring a store.
+// The first commit annotates it (drain-to) and generates its drain;
+// nothing blocks. The second removes it: that blocks until a record of
+// the drain, Complete with no image left and into the store the first
+// commit named (which stays), is passed with --drain-record.
+func TestStoreRemovalAfterDrain(t *testing.T) {
+	dir := example(t)
+	before := render(t, filepath.Join(dir, "standalone"))
+	backends := filepath.Join(dir, "standalone/resources/backends.yaml")
+	edit(t, backends, "  name: secondary\n  namespace: openstack\n", "  name: secondary\n  namespace: openstack\n  annotations:\n    glance.openstack.c5c3.io/drain-to: primary\n")
+	draining := render(t, filepath.Join(dir, "standalone"))
+	out, code := runExplain(t, before, draining)
+	if code != 0 || !strings.Contains(out, "store secondary drains into primary") || !strings.Contains(out, "added: ") ||
+		!strings.Contains(out, "Job/glance-store-drain-secondary-") {
+		t.Errorf("the drain commit: exit %d, want 0, the drain and its Job listed:\n%s", code, out)
+	}
+
+	removed := render(t, scenarios["store-removed"](t, dir))
+	for name, tc := range map[string]struct {
+		record []string // glance, from, to, state, remaining
+		exit   int
+		says   string
+	}{
+		"no record":                 {exit: 1, says: "pass `kubectl get configmap glance-store-drain-secondary -o yaml` to --drain-record"},
+		"a running drain":           {record: []string{"glance", "secondary", "primary", "Running", "3"}, exit: 1, says: "says Running, into \"primary\", 3 images left in it; the removal waits"},
+		"a failed drain":            {record: []string{"glance", "secondary", "primary", "Failed", "1"}, exit: 1, says: "says Failed"},
+		"complete, into another":    {record: []string{"glance", "secondary", "tertiary", "Complete", "0"}, exit: 1, says: "is not complete"},
+		"another Glance's record":   {record: []string{"other", "secondary", "primary", "Complete", "0"}, exit: 1, says: "its record was not given"},
+		"complete with images left": {record: []string{"glance", "secondary", "primary", "Complete", "2"}, exit: 1, says: "2 images left"},
+		"complete, nothing left":    {record: []string{"glance", "secondary", "primary", "Complete", "0"}, exit: 0, says: "which its record (ConfigMap glance-store-drain-secondary) says is complete"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			args := []string{draining, removed}
+			if tc.record != nil {
+				r := tc.record
+				args = append([]string{"--drain-record", drainRecord(t, r[0], r[1], r[2], r[3], r[4])}, args...)
+			}
+			out, code := runExplain(t, args...)
+			if code != tc.exit || !strings.Contains(out, tc.says) {
+				t.Errorf("exit %d, want %d, saying %q:\n%s", code, tc.exit, tc.says, out)
+			}
+		})
+	}
+	// Without the drain commit before it, a record does not clear the removal.
+	out, code = runExplain(t, "--drain-record", drainRecord(t, "glance", "secondary", "primary", "Complete", "0"), before, removed)
+	if code != 1 || !strings.Contains(out, "annotate its GlanceBackend glance.openstack.c5c3.io/drain-to: <store>") {
+		t.Errorf("a removal without the drain commit: exit %d, want 1, naming the way through:\n%s", code, out)
+	}
+	// A file that is no record is refused.
+	if out, code := runExplain(t, "--drain-record", before, draining, removed); code != 2 || !strings.Contains(out, "is no drain record") {
+		t.Errorf("a render passed as a record: exit %d, want 2:\n%s", code, out)
+	}
+}
