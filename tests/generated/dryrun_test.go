@@ -82,7 +82,7 @@ func (w *warnings) take() []string {
 func renders(t *testing.T) map[string]string {
 	t.Helper()
 	root := testenv.RepoRoot()
-	kustomize, fnBin := testenv.Kustomize(t), testenv.FunctionBinary(t)
+	fnBin := testenv.FunctionBinary(t)
 	out := map[string]string{}
 	dirs := []string{"examples/generated"}
 	steps, _ := filepath.Glob(filepath.Join(root, "examples/several-apis/[0-9]-*"))
@@ -90,15 +90,9 @@ func renders(t *testing.T) map[string]string {
 		dirs = append(dirs, strings.TrimPrefix(s, root+"/"))
 	}
 	for _, d := range dirs {
-		cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--enable-exec", filepath.Join(root, d))
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		b, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("kustomize build %s: %v\n%s", d, err, stderr.String())
-		}
-		out[d] = string(b)
+		out[d] = build(t, filepath.Join(root, d))
 	}
+	out["examples/generated with a store drain"] = build(t, drainExample(t))
 	cases, _ := filepath.Glob(filepath.Join(root, "krm/testdata/seed/render/*/input.yaml"))
 	for _, c := range cases {
 		raw, err := os.ReadFile(c)
@@ -131,6 +125,19 @@ func renders(t *testing.T) map[string]string {
 		out[strings.TrimPrefix(filepath.Dir(c), root+"/")] = b.String()
 	}
 	return out
+}
+
+// build is the real kustomize with the function on a folder.
+func build(t *testing.T, dir string) string {
+	t.Helper()
+	cmd := exec.Command(testenv.Kustomize(t), "build", "--enable-alpha-plugins", "--enable-exec", dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v\n%s", dir, err, stderr.String())
+	}
+	return string(b)
 }
 
 // TestGeneratedObjectsPassDryRun creates every object of every render
@@ -188,7 +195,8 @@ func TestGeneratedObjectsPassDryRun(t *testing.T) {
 			}
 		})
 	}
-	for _, k := range []string{"Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "NetworkPolicy", "HTTPRoute", "Job", "CronJob"} {
+	for _, k := range []string{"Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "NetworkPolicy", "HTTPRoute", "Job", "CronJob",
+		"ConfigMap", "ServiceAccount", "Role", "RoleBinding"} {
 		if kinds[k] == 0 {
 			t.Errorf("no render generated a %s: the dry run does not cover it", k)
 		}

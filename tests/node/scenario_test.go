@@ -139,7 +139,7 @@ func (s *scenario) deploy(t *testing.T) {
 	s.apply(t, objects, "app.kubernetes.io/component=db-sync")
 	job := jobName(t, objects, "db-sync")
 	s.waitJob(t, job, 5*time.Minute)
-	s.apply(t, objects, "app.kubernetes.io/component!=db-contract")
+	s.apply(t, objects, "app.kubernetes.io/component notin (db-contract,store-drain)")
 	if err := s.n.WaitAvailable(s.ns, "glance", 5*time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func (s *scenario) apply(t *testing.T, objects []byte, selector string) {
 // pods gone), the db-contract Job, which must complete.
 func (s *scenario) contract(t *testing.T, objects []byte) {
 	t.Helper()
-	s.apply(t, objects, "app.kubernetes.io/component=db-contract")
+	s.apply(t, objects, "app.kubernetes.io/component in (db-contract,store-drain)")
 	s.waitJob(t, jobName(t, objects, "db-contract"), 5*time.Minute)
 }
 
@@ -559,7 +559,7 @@ func (s *scenario) flipUnderLoad(t *testing.T) rollout {
 	loop := s.startLoop(t)
 	time.Sleep(3 * time.Second)
 	start := time.Now()
-	s.apply(t, objects, "app.kubernetes.io/component!=db-contract")
+	s.apply(t, objects, "app.kubernetes.io/component notin (db-contract,store-drain)")
 	var missing []string
 	testenv.Eventually(t, 6*time.Minute, 200*time.Millisecond, "the rollout", func() error {
 		pods := s.apiPods(t)

@@ -22,9 +22,14 @@ import urllib.error
 import urllib.request
 
 from keystoneauth1 import loading
+from keystoneauth1 import session as ks_session
 from oslo_config import cfg
 import keystonemiddleware.auth_token  # noqa: F401 (registers [keystone_authtoken])
-from glance.common import config as _glance_config  # noqa: F401 (enabled_backends)
+from glance.common import config as _glance_config  # noqa: F401 (glance's options)
+try:
+    from glance.common import wsgi as _glance_wsgi  # noqa: F401 (registers enabled_backends)
+except ImportError:
+    _glance_wsgi = None
 from glance_store import multi_backend
 
 import boto3
@@ -42,6 +47,8 @@ class Drain:
     def __init__(self, source, target):
         self.source, self.target = source, target
         conf = cfg.CONF
+        if "enabled_backends" not in conf:
+            conf.register_opt(cfg.DictOpt("enabled_backends"))
         loading.register_auth_conf_options(conf, "keystone_authtoken")
         conf(args=[], project="glance", prog="glance-api")
         plugin = loading.get_plugin_loader(conf.keystone_authtoken.auth_type)
@@ -52,7 +59,10 @@ class Drain:
                 raise SystemExit("drain: store %r is not in [DEFAULT] enabled_backends" % store)
         self.conf = conf
         auth = loading.load_auth_from_conf_options(conf, "keystone_authtoken")
-        self.session = loading.load_session_from_conf_options(conf, "keystone_authtoken", auth=auth)
+        # authtoken's own TLS options (keystonemiddleware registers them;
+        # keystoneauth's session options would clash with them).
+        ka = conf.keystone_authtoken
+        self.session = ks_session.Session(auth=auth, verify=False if ka.insecure else (ka.cafile or True))
         self.url = os.environ["GLANCE_URL"].rstrip("/")
         self.record = {"glance": os.environ.get("GLANCE_KRM_GLANCE", ""), "from": source, "to": target,
                        "state": "Running", "moved": [], "remaining": None, "failed": {}}
@@ -159,7 +169,7 @@ class Drain:
 
 def save_configmap(name, data):
     """Create or replace the record ConfigMap through the pod's service account."""
-    sa = "/var/run/secrets/kubernetes.io/serviceaccount/"
+    sa = os.environ.get("GLANCE_KRM_SERVICEACCOUNT_DIR", "/var/run/secrets/kubernetes.io/serviceaccount").rstrip("/") + "/"
     with open(sa + "token") as f:
         token = f.read().strip()
     with open(sa + "namespace") as f:
@@ -177,11 +187,14 @@ def save_configmap(name, data):
         return urllib.request.urlopen(req, context=ctx, timeout=30)
 
     try:
-        call("PUT", base + "/" + name)
+        try:
+            call("PUT", base + "/" + name)
+        except urllib.error.HTTPError as e:
+            if e.code != 404:
+                raise
+            call("POST", base)
     except urllib.error.HTTPError as e:
-        if e.code != 404:
-            raise
-        call("POST", base)
+        raise RuntimeError("writing the record ConfigMap %s/%s: %d %s" % (ns, name, e.code, e.read()[:300].decode("utf-8", "replace")))
 
 
 def split(value):

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,14 +20,18 @@ import (
 )
 
 // drainer runs the drain the function renders (the script of the
-// rendered drain ConfigMap) the way its Job does: python3 in glance-api's
-// view of the rendered files, as the service user of
-// [keystone_authtoken], against a running Glance.
+// rendered drain ConfigMap, with the rendered Job's arguments and
+// environment) the way its Job does: python3 in glance-api's view of the
+// rendered files, as the service user of [keystone_authtoken], against a
+// running Glance. Its record goes to a file (the Job writes the same data
+// into its ConfigMap through the API server, which the node proves).
 type drainer struct {
-	r      rendering
-	script string // the rendered drain.py, written where the root file system sees it
-	url    string
-	record string // the progress record the script keeps (the Job's ConfigMap data)
+	r        rendering
+	script   string // the rendered drain.py, written where the root file system sees it
+	from, to string // the rendered Job's arguments
+	env      []string
+	url      string
+	record   string
 }
 
 // execCmd is a command in its own process group: the drain runs under
@@ -38,11 +43,10 @@ func (c execCmd) killGroup() {
 	_ = c.Wait()
 }
 
-func (d drainer) command(t *testing.T, from, to string) execCmd {
+func (d drainer) command(t *testing.T) execCmd {
 	t.Helper()
-	env := append(containerEnv(t, d.r.container), "GLANCE_URL="+d.url, "GLANCE_KRM_DRAIN_RECORD_FILE="+d.record,
-		"GLANCE_KRM_DRAIN_COPY_TIMEOUT=120")
-	cmd := d.r.inPod(t, d.r.root, env, "/usr/bin/python3", d.script, from, to)
+	env := append(slices.Clone(d.env), "GLANCE_URL="+d.url, "GLANCE_KRM_DRAIN_RECORD_FILE="+d.record, "GLANCE_KRM_DRAIN_COPY_TIMEOUT=120")
+	cmd := d.r.inPod(t, d.r.root, env, "/usr/bin/python3", d.script, d.from, d.to)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return execCmd{cmd}
 }
@@ -56,21 +60,22 @@ type drainRecord struct {
 	}
 }
 
-func (d drainer) read(t *testing.T) drainRecord {
+// read reads the record; out is the run's output, for the failure.
+func (d drainer) read(t *testing.T, out []byte) drainRecord {
 	t.Helper()
 	b, err := os.ReadFile(d.record)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n%s", err, out)
 	}
 	var data map[string]string
 	if err := json.Unmarshal(b, &data); err != nil {
 		t.Fatal(err)
 	}
-	out := drainRecord{From: data["from"], To: data["to"], State: data["state"], Remaining: data["remaining"]}
-	if err := json.Unmarshal([]byte(data["record.json"]), &out.Record); err != nil {
+	rec := drainRecord{From: data["from"], To: data["to"], State: data["state"], Remaining: data["remaining"]}
+	if err := json.Unmarshal([]byte(data["record.json"]), &rec.Record); err != nil {
 		t.Fatal(err)
 	}
-	return out
+	return rec
 }
 
 // drainChecks: images of two projects spread over both stores; drain
@@ -79,20 +84,35 @@ func (d drainer) read(t *testing.T) drainRecord {
 // its first image (a second run resumes and completes), then every image
 // downloads byte-identical from primary alone and secondary's bucket is
 // empty. g is a Glance behind the rendered [keystone_authtoken].
-func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3Server, drainScript string, secrets []*yaml.RNode) {
-	if ks == nil || g == nil {
-		check(t, "drain (needs Keystone)", func(t *testing.T) { t.Skip("no Keystone") })
+func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3Server, secrets []*yaml.RNode) {
+	var d drainer
+	dir := t.TempDir() // the release's: the script and the record outlive each check
+	if !check(t, "drain: the render holds the drain of secondary into primary (its script's ConfigMap and its Job)", func(t *testing.T) {
+		if rp.drainScript == "" || rp.drainJob == nil {
+			t.Fatal("no drain script or Job in the render")
+		}
+		c := lookup(t, rp.drainJob, "spec", "template", "spec", "containers", "[name=store-drain]")
+		argv := stringsOf(t, c, "command")
+		if len(argv) != 4 || argv[0] != "python3" || argv[2] != "secondary" || argv[3] != "primary" {
+			t.Fatalf("the drain Job runs %v", argv)
+		}
+		d = drainer{r: rp, from: argv[2], to: argv[3], url: g.url, record: filepath.Join(dir, "record.json"),
+			script: write(t, filepath.Join(dir, "drain.py"), rp.drainScript)}
+		for _, e := range containerEnv(t, c) {
+			if !strings.HasPrefix(e, "GLANCE_URL=") && !strings.HasPrefix(e, "GLANCE_KRM_DRAIN_RECORD=") {
+				d.env = append(d.env, e)
+			}
+		}
+	}) {
 		return
 	}
-	// Glance's default policy lets an admin copy images and delete a
-	// location; deployments give the service user admin in the service
-	// project (docs/day2.md says so).
-	ks.grant(t, "glance", "service", "admin")
-	d := drainer{r: rp, url: g.url, record: filepath.Join(t.TempDir(), "record.json"),
-		script: write(t, filepath.Join(t.TempDir(), "drain.py"), drainScript)}
 	images := map[string][]byte{}
 	byStore := map[string][]string{}
 	check(t, "drain: images of two projects, four in secondary and two in primary, uploaded with Keystone tokens", func(t *testing.T) {
+		// Glance's default policy lets an admin copy images and delete a
+		// location; deployments give the service user admin in the
+		// service project (docs/day2.md says so).
+		ks.grant(t, "glance", "service", "admin")
 		for i, user := range []string{"drain-a", "drain-b"} {
 			token := ks.user(t, user+"-"+rp.rel.catalog)
 			for j, store := range []string{"secondary", "secondary", "primary"} {
@@ -111,14 +131,14 @@ func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3S
 		if err := os.Rename(gone, gone+".away"); err != nil {
 			t.Fatal(err)
 		}
-		out, err := d.command(t, "secondary", "primary").CombinedOutput()
+		out, err := d.command(t).CombinedOutput()
 		if renameErr := os.Rename(gone+".away", gone); renameErr != nil {
 			t.Fatal(renameErr)
 		}
 		if err == nil {
 			t.Fatalf("the drain succeeded with its target's bucket gone:\n%s", out)
 		}
-		rec := d.read(t)
+		rec := d.read(t, out)
 		if rec.State != "Failed" || len(rec.Record.Moved) != 0 || len(rec.Record.Failed) != 4 || rec.Remaining != "4" {
 			t.Errorf("record %+v, want Failed, 4 failed, 4 remaining\n%s", rec, out)
 		}
@@ -130,7 +150,7 @@ func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3S
 		assertNoCredential(t, string(out)+fmt.Sprint(rec), secrets)
 	})
 	check(t, "drain: killed after its first image, a second run resumes and completes", func(t *testing.T) {
-		cmd := d.command(t, "secondary", "primary")
+		cmd := d.command(t)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -148,18 +168,19 @@ func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3S
 			}
 		}
 		cmd.killGroup()
-		if rec := d.read(t); rec.State != "Running" || len(rec.Record.Moved) != 1 {
+		if rec := d.read(t, first.Bytes()); rec.State != "Running" || len(rec.Record.Moved) != 1 {
 			t.Fatalf("killed after one image, the record is %+v\n%s", rec, first.String())
 		}
-		out, err := d.command(t, "secondary", "primary").CombinedOutput()
+		out, err := d.command(t).CombinedOutput()
 		if err != nil {
 			t.Fatalf("the second run: %v\n%s\n%s", err, out, g.tail())
 		}
-		rec := d.read(t)
+		rec := d.read(t, out)
 		if rec.State != "Complete" || rec.Remaining != "0" || len(rec.Record.Failed) != 0 {
 			t.Errorf("record %+v, want Complete, 0 remaining\n%s", rec, out)
 		}
 		assertNoCredential(t, first.String()+string(out), secrets)
+		t.Logf("the killed run:\n%sthe second run:\n%s", first.String(), out)
 	})
 	check(t, "drain: every image downloads byte-identical, each from primary alone; secondary's bucket is empty", func(t *testing.T) {
 		admin := ks.token(t, "admin", keystoneAdminPassword, "admin")
@@ -221,14 +242,4 @@ func authedDownload(t *testing.T, g *glanceAPI, token, id string) []byte {
 		t.Fatalf("downloading %s: %d", id, status)
 	}
 	return body
-}
-
-// drainScript is the drain the function renders.
-func drainScript(t *testing.T, r rendering) string {
-	t.Helper()
-	b, err := os.ReadFile("../../../fn/glancekrm/workload/drain.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

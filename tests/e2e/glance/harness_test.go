@@ -259,6 +259,10 @@ type rendering struct {
 	// credentialMounts are where the container mounts the credentials
 	// volume (more than one place where glance reads another directory).
 	credentialMounts []string
+	// drainScript and drainJob: a store drain's script and Job, when a
+	// GlanceBackend asks for one.
+	drainScript string
+	drainJob    *yaml.RNode
 }
 
 // render builds the example and writes glance-api.conf and backends.conf
@@ -282,6 +286,10 @@ func render(t *testing.T, rel release, example, root string) rendering {
 			r.backends = write(t, filepath.Join(root, v1alpha1.MountConfigDir, v1alpha1.KeyBackendsConf), value(t, n, "stringData", v1alpha1.KeyBackendsConf))
 		case n.GetKind() == "Deployment":
 			deployment = n
+		case n.GetKind() == "ConfigMap" && n.GetDataMap()["drain.py"] != "":
+			r.drainScript = n.GetDataMap()["drain.py"]
+		case n.GetKind() == "Job" && n.GetLabels()["app.kubernetes.io/component"] == "store-drain":
+			r.drainJob = n
 		}
 	}
 	if r.configMap == "" || r.secret == "" || deployment == nil {

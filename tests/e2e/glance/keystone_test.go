@@ -149,12 +149,13 @@ func (k *keystone) user(t *testing.T, name string) string {
 func (k *keystone) grant(t *testing.T, user, project, role string) {
 	t.Helper()
 	id := func(collection, name string) string {
-		var out map[string][]struct{ ID string }
+		var out map[string]json.RawMessage // the collection, and its links
 		k.call(t, http.MethodGet, "/"+collection+"?name="+name, &out, http.StatusOK)
-		if len(out[collection]) != 1 {
-			t.Fatalf("keystone has %d %s named %s", len(out[collection]), collection, name)
+		var items []struct{ ID string }
+		if err := json.Unmarshal(out[collection], &items); err != nil || len(items) != 1 {
+			t.Fatalf("keystone has %d %s named %s (%v)", len(items), collection, name, err)
 		}
-		return out[collection][0].ID
+		return items[0].ID
 	}
 	k.call(t, http.MethodPut, "/projects/"+id("projects", project)+"/users/"+id("users", user)+"/roles/"+id("roles", role), nil, http.StatusNoContent)
 }
