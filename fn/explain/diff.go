@@ -125,9 +125,9 @@ type Warning struct {
 	Message      string `json:"message"`
 	Blocking     bool   `json:"blocking"`
 	Acknowledged bool   `json:"acknowledged,omitempty"`
-	// cleared: what the warning is about is known to be done (a store
-	// removed after its drain recorded complete): it does not block.
-	cleared bool
+	// Cleared: what the warning is about is known to be done (a store
+	// removed after its drain was recorded complete): it does not block.
+	Cleared bool `json:"cleared,omitempty"`
 }
 
 // Options choose which warnings block (the exit code) and which of those
@@ -194,7 +194,7 @@ func Compare(before, after *Render, o Options) *Report {
 	}
 	for i := range r.Warnings {
 		w := &r.Warnings[i]
-		w.Blocking = blocks(w.Kind, o.FailOn) && !w.cleared
+		w.Blocking = blocks(w.Kind, o.FailOn) && !w.Cleared
 		w.Acknowledged = slices.Contains(o.Acknowledged, w.ID)
 	}
 	return r
@@ -274,7 +274,7 @@ func (r *Report) compareGlance(c *GlanceChange, b, a *Glance) {
 			if c.Status != "removed" {
 				msg, cleared := removal(g, store, b, a, r.records)
 				r.warn(StoreRemoved, g, store, "%s", msg)
-				r.Warnings[len(r.Warnings)-1].cleared = cleared
+				r.Warnings[len(r.Warnings)-1].Cleared = cleared
 			}
 		default:
 			if to := a.DrainsTo[store]; to != "" && to != b.DrainsTo[store] {

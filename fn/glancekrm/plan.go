@@ -55,7 +55,7 @@ func storeDrains(ge *glanceEntry, apis []v1alpha1.ResolvedAPI) ([]v1alpha1.Store
 	for _, be := range ge.backends {
 		annotations[be.b.Name] = be.b.Annotations[v1alpha1.AnnotationDrainTo]
 	}
-	drains, errs := v1alpha1.StoreDrains(annotations, apis)
+	drains, errs := v1alpha1.StoreDrains(ge.g.Name, annotations, apis)
 	var results fn.Results
 	for _, be := range ge.backends {
 		if e := errs[be.b.Name]; e != nil {

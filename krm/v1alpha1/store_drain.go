@@ -47,11 +47,21 @@ type StoreDrain struct {
 	From, To, API string
 }
 
+// DrainJobPrefix starts the name of a store's drain Job, which a hash of
+// its spec ends (-<8 hex digits>); a Job's name is at most 63
+// characters (its pods' job-name label).
+func DrainJobPrefix(glance, store string) string {
+	return DrainRecordName(glance, store) + "-"
+}
+
+const maxJobName = 63
+
 // StoreDrains reads the drain-to annotations of a Glance's attached
 // backends (by name, with each annotation's value) against its APIs:
-// the target must be another attached store, not itself leaving, and one
-// API must serve both. It returns the valid drains, sorted by store.
-func StoreDrains(annotations map[string]string, apis []ResolvedAPI) ([]StoreDrain, map[string]*field.Error) {
+// the target must be another attached store, not itself leaving, one API
+// must serve both, and the drain Job's name must fit. It returns the
+// valid drains, sorted by store.
+func StoreDrains(glance string, annotations map[string]string, apis []ResolvedAPI) ([]StoreDrain, map[string]*field.Error) {
 	errs := map[string]*field.Error{}
 	var out []StoreDrain
 	path := field.NewPath("metadata", "annotations").Key(AnnotationDrainTo)
@@ -62,6 +72,8 @@ func StoreDrains(annotations map[string]string, apis []ResolvedAPI) ([]StoreDrai
 		}
 		_, toIsAttached := annotations[to]
 		switch {
+		case len(DrainJobPrefix(glance, from))+8 > maxJobName:
+			errs[from] = field.Invalid(path, to, fmt.Sprintf("the drain Job of store %q would be named %s<hash>, longer than a Job's 63 characters: drain it under a shorter Glance or store name", from, DrainJobPrefix(glance, from)))
 		case to == from:
 			errs[from] = field.Invalid(path, to, "a store cannot drain into itself: name the GlanceBackend its images move to")
 		case !toIsAttached:

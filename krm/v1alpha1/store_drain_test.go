@@ -30,10 +30,14 @@ func TestStoreDrains(t *testing.T) {
 		"itself":          {annotations: map[string]string{"a": "a"}, apis: one, refused: map[string]string{"a": "cannot drain into itself"}},
 		"not attached":    {annotations: map[string]string{"a": "elsewhere", "b": ""}, apis: one, refused: map[string]string{"a": `"elsewhere"`}},
 		"into a leaver":   {annotations: map[string]string{"a": "b", "b": "c", "c": ""}, apis: one, want: []StoreDrain{{From: "b", To: "c", API: "default"}}, refused: map[string]string{"a": `store "b" is itself draining into "c"`}},
-		"no API of both":  {annotations: map[string]string{"a": "c", "b": "", "c": ""}, apis: split, refused: map[string]string{"a": `no Image API of the Glance serves both "a" and "c"`}},
+		"a name too long": {annotations: map[string]string{strings.Repeat("s", 36): "b", "b": ""}, apis: []ResolvedAPI{{GlanceAPISpec: GlanceAPISpec{Name: "default"}, Stores: []string{strings.Repeat("s", 36), "b"}}},
+			refused: map[string]string{strings.Repeat("s", 36): "longer than a Job's 63 characters"}},
+		"the longest name": {annotations: map[string]string{strings.Repeat("s", 35): "b", "b": ""}, apis: []ResolvedAPI{{GlanceAPISpec: GlanceAPISpec{Name: "default"}, Stores: []string{strings.Repeat("s", 35), "b"}}},
+			want: []StoreDrain{{From: strings.Repeat("s", 35), To: "b", API: "default"}}},
+		"no API of both": {annotations: map[string]string{"a": "c", "b": "", "c": ""}, apis: split, refused: map[string]string{"a": `no Image API of the Glance serves both "a" and "c"`}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, errs := StoreDrains(tc.annotations, tc.apis)
+			got, errs := StoreDrains("glance", tc.annotations, tc.apis)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("drains (-want +got):\n%s", diff)
 			}

@@ -130,7 +130,7 @@ func storeDrainJob(g *v1alpha1.Glance, d v1alpha1.StoreDrain, script string, dep
 	return &batchv1.Job{
 		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: g.Name + "-" + componentStoreDrain + "-" + d.From, Namespace: g.Namespace,
+			Name: strings.TrimSuffix(v1alpha1.DrainJobPrefix(g.Name, d.From), "-"), Namespace: g.Namespace,
 			Labels:      objectLabels(g.Name, "", podLabels(g.Name, "", componentStoreDrain)),
 			Annotations: map[string]string{annotationSyncWave: "2", annotationDependsOn: strings.Join(refs, ",")},
 		},
