@@ -42,10 +42,14 @@ func JudgeSchema(g *v1alpha1.Glance, jobs []batchv1.Job) Schema {
 	for i := range jobs {
 		j := &jobs[i]
 		release := j.Annotations[v1alpha1.AnnotationRelease]
-		if j.Labels[v1alpha1.LabelGlance] != g.Name || !completed(j) || !newer(release, installed) {
+		if j.Labels[v1alpha1.LabelGlance] != g.Name || !completed(j) {
 			continue
 		}
-		installed, job = release, j.Name
+		// The newest release; among the Jobs of it, the first by name, so
+		// that the message names the same Job on every reconcile.
+		if newer(release, installed) || (release == installed && (job == "" || j.Name < job)) {
+			installed, job = release, j.Name
+		}
 	}
 	if installed == "" {
 		return Schema{}
