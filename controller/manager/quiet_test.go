@@ -18,13 +18,22 @@ import (
 // backend in a namespace, a folded series counting as its repeats.
 func skippedEvents(t *testing.T, ns, backend string) int {
 	t.Helper()
+	return countEvents(t, ns, func(e eventsv1.Event) bool {
+		return e.Reason == v1alpha1.EventReasonGlanceBackendSkipped && strings.Contains(e.Note, fmt.Sprintf("%q", backend))
+	})
+}
+
+// countEvents counts a namespace's events that match, a folded series
+// counting as its repeats.
+func countEvents(t *testing.T, ns string, match func(eventsv1.Event) bool) int {
+	t.Helper()
 	var list eventsv1.EventList
 	if err := k8s.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for _, e := range list.Items {
-		if e.Reason == v1alpha1.EventReasonGlanceBackendSkipped && strings.Contains(e.Note, fmt.Sprintf("%q", backend)) {
+		if match(e) {
 			n++
 			if e.Series != nil {
 				n += int(e.Series.Count) - 1

@@ -48,23 +48,12 @@ func complete(t *testing.T, ns, name string) {
 }
 
 // releaseWarnings counts the Warning events with this reason about a
-// Glance, a folded series counting as its repeats.
+// Glance.
 func releaseWarnings(t *testing.T, ns, reason string) int {
 	t.Helper()
-	var list eventsv1.EventList
-	if err := k8s.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range list.Items {
-		if e.Reason == reason && e.Type == corev1.EventTypeWarning && e.Regarding.Kind == v1alpha1.GlanceKind {
-			n++
-			if e.Series != nil {
-				n += int(e.Series.Count) - 1
-			}
-		}
-	}
-	return n
+	return countEvents(t, ns, func(e eventsv1.Event) bool {
+		return e.Reason == reason && e.Type == corev1.EventTypeWarning && e.Regarding.Kind == v1alpha1.GlanceKind
+	})
 }
 
 // TestDatabaseReadyFromTheJobs: the function's own db-sync and
