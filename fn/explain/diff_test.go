@@ -163,8 +163,8 @@ func TestCredentialsRenamedSaysHowToRotate(t *testing.T) {
 	for release, want := range map[string]string{
 		"2025.1": "keep the old pair valid on the S3 server for as long as an image written with it exists",
 		"2022.2": "keep the old pair valid on the S3 server for as long as an image written with it exists",
-		"2025.2": "the old pair may be revoked once every pod runs with the new Secret; the old pair stays written",
-		"2026.1": "the old pair may be revoked once every pod runs with the new Secret; the old pair stays written",
+		"2025.2": "the old pair may be revoked once every pod runs with the new Secret; an image's location keeps the old pair until",
+		"2026.1": "the old pair may be revoked once every pod runs with the new Secret; an image's location keeps the old pair until",
 		"2026.2": "writes locations without keys",
 	} {
 		t.Run(release, func(t *testing.T) {

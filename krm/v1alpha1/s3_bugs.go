@@ -93,8 +93,15 @@ func RemovedStoreLogsKeys(release string) bool {
 }
 
 // LP #2134325: on 2024.2 to 2025.2, a GET of an image by a caller who may
-// modify it rewrites its location URL with the store's keys, and a secret
-// key holding '/' breaks that URL.
+// modify it rewrites its location URL with the store's keys (LP #2127798's
+// fix), and a secret key holding '/' breaks that URL: glance builds it with
+// urlparse, which takes the '/' for the start of the path. Measured (an
+// image uploaded with such a key, then read by its owner): 2025.2's
+// location gains two more '@' and its data answers 500 from then on;
+// 2026.1 finds the credentials by the last '@' and serves it; Debian
+// trixie's 2025.1 (30.0.0) predates the rewrite, 2022.2 has none and 2026.2
+// writes no keys, and serve it too. The warning keeps the bug report's
+// range for 2024.2 and 2025.1 builds that carry the rewrite.
 const BugSlashInSecretKey = "LP #2134325"
 
 // S3KeyShapeWarning is what the shape of one key of a store's credentials
@@ -120,9 +127,11 @@ func LocationsCarryKeys(release string) bool {
 // pair in its location URL, not the configured one: once the pair an
 // image was written with is revoked on the S3 server, that image no
 // longer downloads. Measured per release (an image written with one
-// pair, the Secret changed to a new pair, the old pair revoked): 2022.2
-// and 2025.1 answer 204 with no data; 2025.2, 2026.1 and 2026.2 serve
-// the image with the new pair.
+// pair, the Secret changed to a new pair while the old one stays valid:
+// every release serves it; then the old pair revoked): 2022.2 and 2025.1
+// no longer serve it; 2025.2, 2026.1 and 2026.2 serve it with the new
+// pair, and 2025.2 and 2026.1 rewrite its location with the new pair on
+// that read.
 func ReadsWithLocationKeys(release string) bool {
 	return !ReleaseAtLeast(release, 2025, 2)
 }
@@ -135,7 +144,7 @@ func RotationAdvice(release string) string {
 	case ReadsWithLocationKeys(release):
 		return fmt.Sprintf("Glance %s reads every image with the key pair written into its location at upload, not the configured one: keep the old pair valid on the S3 server for as long as an image written with it exists (revoked, those images no longer download)", release)
 	case LocationsCarryKeys(release):
-		return fmt.Sprintf("Glance %s reads images with the configured pair, so the old pair may be revoked once every pod runs with the new Secret; the old pair stays written in the locations of the images stored with it, and Glance logs it at WARNING on every read of such an image once its store is removed", release)
+		return fmt.Sprintf("Glance %s reads images with the configured pair, so the old pair may be revoked once every pod runs with the new Secret; an image's location keeps the old pair until a caller who may modify the image reads it (Glance then rewrites it with the new pair), and once its store is removed Glance logs that location at WARNING on every read", release)
 	}
 	return fmt.Sprintf("Glance %s writes locations without keys and reads with the configured pair: revoke the old pair once every pod runs with the new Secret", release)
 }

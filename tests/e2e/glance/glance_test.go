@@ -543,7 +543,7 @@ json.dump({"manager": type(km).__name__, "auth_endpoint": conf.barbican.auth_end
 		})
 	}
 
-	knownS3Bugs(t, rel, dir, string(b), s3, secrets, root)
+	knownS3Bugs(t, rel, dir, string(b), s3, db, secrets, root)
 
 	if rel.rootfs == "" {
 		return // glance_store 4.1.0 has no s3_store_region_name

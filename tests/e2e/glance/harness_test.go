@@ -98,6 +98,10 @@ type s3Server struct {
 	rekey func(t *testing.T, accessKey, secretKey string)
 	// dir holds the buckets, one folder each (versitygw's posix backend).
 	dir string
+	// addUser makes one more key pair valid beside the server's own, with
+	// every right on every bucket (versitygw's admin role); it stays valid
+	// across rekey. Only on a server started with s3Options.iam.
+	addUser func(t *testing.T, accessKey, secretKey string)
 }
 
 func startS3(t *testing.T, accessKey, secretKey string, buckets ...string) *s3Server {
@@ -115,6 +119,7 @@ func startS3In(t *testing.T, region, virtualDomain, accessKey, secretKey string,
 type s3Options struct {
 	region, virtualDomain string
 	tls                   *testTLS // serve HTTPS with this certificate
+	iam                   bool     // keep users beside the root pair (addUser)
 }
 
 func startS3With(t *testing.T, o s3Options, accessKey, secretKey string, buckets ...string) *s3Server {
@@ -130,6 +135,9 @@ func startS3With(t *testing.T, o s3Options, accessKey, secretKey string, buckets
 	}
 	if o.tls != nil {
 		args = append(args, "--cert", o.tls.certFile, "--key", o.tls.keyFile)
+	}
+	if o.iam {
+		args = append(args, "--iam-dir", t.TempDir())
 	}
 	log, err := os.Create(filepath.Join(t.TempDir(), "versitygw.log"))
 	if err != nil {
@@ -148,9 +156,8 @@ func startS3With(t *testing.T, o s3Options, accessKey, secretKey string, buckets
 	rekey := func(t *testing.T, accessKey, secretKey string) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		again := slices.Clone(args)
-		again[1], again[3] = accessKey, secretKey // --access, --secret
-		run(t, again)
+		args[1], args[3] = accessKey, secretKey // --access, --secret
+		run(t, args)
 		for deadline := time.Now().Add(30 * time.Second); ; {
 			if c, err := net.Dial("tcp", endpoint); err == nil {
 				_ = c.Close()
@@ -184,7 +191,24 @@ func startS3With(t *testing.T, o s3Options, accessKey, secretKey string, buckets
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	return &s3Server{endpoint: endpoint, client: client, rekey: rekey, dir: root}
+	s := &s3Server{endpoint: endpoint, client: client, rekey: rekey, dir: root}
+	if o.iam {
+		s.addUser = func(t *testing.T, access, secret string) {
+			t.Helper()
+			scheme := "http"
+			if o.tls != nil {
+				scheme = "https"
+			}
+			// The admin API answers to the pair the server runs with now.
+			out, err := exec.Command(bin, "admin", "--access", args[1], "--secret", args[3], "--region", region,
+				"--endpoint-url", scheme+"://"+endpoint, "--allow-insecure",
+				"create-user", "--access", access, "--secret", secret, "--role", "admin").CombinedOutput()
+			if err != nil {
+				t.Fatalf("versitygw admin create-user: %v\n%s", err, out)
+			}
+		}
+	}
+	return s
 }
 
 // etag is an object's ETag: "<md5 of the part md5s>-<parts>" for a

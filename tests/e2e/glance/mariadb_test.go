@@ -97,3 +97,18 @@ func (m *mariaDB) query(t *testing.T, sql string) []string {
 	}
 	return strings.Fields(string(out))
 }
+
+// values runs a one-column query as root and returns its values as they
+// are stored (unescaped, spaces kept), one per row.
+func (m *mariaDB) values(t *testing.T, sql string) []string {
+	t.Helper()
+	cmd := exec.Command("mariadb", "--no-defaults", "--socket="+m.socket, "-uroot", "--batch", "--raw", "--skip-column-names", "-e", sql)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+}

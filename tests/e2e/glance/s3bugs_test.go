@@ -139,7 +139,7 @@ func readLog(t *testing.T, g *glanceAPI) string {
 // knownS3Bugs measures, on one release, the S3 bugs the function dodges
 // or warns about (krm/v1alpha1/s3_bugs.go), and that its release ranges
 // are what this release does. backends is the example's backends.yaml.
-func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, secrets []*yaml.RNode, root string) {
+func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, db *mariaDB, secrets []*yaml.RNode, root string) {
 	file := filepath.Join(dir, "backends.yaml")
 	defer write(t, file, backends)
 	rec := recordHeaders(t, s3.endpoint)
@@ -283,11 +283,14 @@ func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, 
 	})
 
 	// Key rotation: an image written with one key pair, the Secret's
-	// content changed to a new pair, the old pair revoked on the S3 server.
+	// content changed to a new pair while the old one is still valid on
+	// the S3 server, then the old pair revoked. What the image's location
+	// holds is read from Glance's database.
 	carries := v1alpha1.ReadsWithLocationKeys(rel.catalog)
-	check(t, "key rotation on "+rel.catalog+": after the old key pair is revoked, an image written with it still downloads: "+yesNo(!carries), func(t *testing.T) {
+	keeps := v1alpha1.LocationsCarryKeys(rel.catalog) && carries
+	check(t, "key rotation on "+rel.catalog+": an image written with the old pair downloads while both pairs are valid: yes; once the old pair is revoked: "+yesNo(!carries)+"; its location still holds the old pair after it is read: "+yesNo(keeps), func(t *testing.T) {
 		old := secretValue(t, secrets, "primary-s3-credentials")
-		rot := startS3(t, old["access-key-id"], old["secret-access-key"], "glance-images")
+		rot := startS3With(t, s3Options{region: "us-east-1", iam: true}, old["access-key-id"], old["secret-access-key"], "glance-images")
 		write(t, file, strings.Replace(backends, "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
 			"    host: http://"+rot.endpoint+"\n    bucket: glance-images\n", 1))
 		r := render(t, rel, dir, filepath.Join(root, "rotate-old"))
@@ -296,11 +299,21 @@ func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, 
 		data := randomBytes(t, 2000)
 		id := upload(t, g, data, "primary", http.StatusNoContent)
 		g.stop()
+		location := func() string {
+			rows := db.values(t, "SELECT value FROM glance.image_locations WHERE deleted = 0 AND image_id = '"+id+"'")
+			if len(rows) != 1 {
+				t.Fatalf("image %s has %d locations: %q", id, len(rows), rows)
+			}
+			return rows[0]
+		}
+		if holds := strings.Contains(location(), old["secret-access-key"]); holds != v1alpha1.LocationsCarryKeys(rel.catalog) {
+			t.Errorf("the location written at upload holds the secret key: %v, want %v", holds, v1alpha1.LocationsCarryKeys(rel.catalog))
+		}
 
 		const newAccess, newSecret = "glance-krm-rotated", "rotated-e2e-secret"
+		rot.addUser(t, newAccess, newSecret)
 		rotated := withSecretData(t, secrets, "primary-s3-credentials", map[string]string{
 			"access-key-id": newAccess, "secret-access-key": newSecret})
-		rot.rekey(t, newAccess, newSecret)
 		r = render(t, rel, dir, filepath.Join(root, "rotate-new"))
 		startPod(t, r, rotated)
 		g = startGlance(t, filepath.Join(root, "rotate-new"), r)
@@ -308,15 +321,72 @@ func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, 
 		if _, status := tryUpload(t, g, randomBytes(t, 1000), "primary"); status != http.StatusNoContent {
 			t.Fatalf("an upload with the new key pair answered %d", status)
 		}
-		req, _ := http.NewRequest(http.MethodGet, g.url+"/v2/images/"+id+"/file", nil)
-		status, body := do(t, req)
-		readable := status == http.StatusOK && bytes.Equal(body, data)
-		t.Logf("the old image after the rotation: %d, %d bytes, byte-identical %v", status, len(body), readable)
-		if readable == carries {
+		read := func(when string) bool {
+			req, _ := http.NewRequest(http.MethodGet, g.url+"/v2/images/"+id+"/file", nil)
+			status, body := do(t, req)
+			readable := status == http.StatusOK && bytes.Equal(body, data)
+			t.Logf("the old image %s: %d, %d bytes, byte-identical %v", when, status, len(body), readable)
+			return readable
+		}
+		if !read("with both pairs valid") {
+			t.Errorf("the image written with the old pair does not download while both pairs are valid")
+		}
+		rot.rekey(t, "glance-krm-s3-root", "retired-root-secret") // the old pair revoked; the new one stays
+		if readable := read("after the old pair is revoked"); readable == carries {
 			t.Errorf("the image written with the revoked pair downloads: %v, want %v", readable, !carries)
 		}
-		if logHolds(readLog(t, g), newSecret) || logHolds(readLog(t, g), old["secret-access-key"]) {
-			t.Logf("glance-api's log holds a secret key after the rotation")
+		loc := location()
+		holdsOld, holdsNew := strings.Contains(loc, old["secret-access-key"]), strings.Contains(loc, newSecret)
+		t.Logf("its location after the reads holds the old secret key: %v, the new one: %v", holdsOld, holdsNew)
+		if holdsOld != keeps {
+			t.Errorf("its location holds the old secret key after it was read: %v, want %v", holdsOld, keeps)
+		}
+		if want := v1alpha1.LocationsCarryKeys(rel.catalog) && !carries; holdsNew != want {
+			t.Errorf("its location holds the new secret key after it was read: %v, want %v", holdsNew, want)
+		}
+	})
+
+	// LP #2134325: the releases that rewrite a location with the
+	// configured pair when a caller who may modify the image reads it
+	// (those that read with the configured pair while locations still
+	// carry keys: LP #2127798's fix) build the new URL with urlparse,
+	// which takes a '/' in the secret key for the start of the path.
+	slash := "glance-krm/slash+secret/key"
+	breaks := v1alpha1.S3KeyShapeWarning(rel.catalog, v1alpha1.CredentialsSecretAccessKey, []byte(slash)) != "" &&
+		v1alpha1.LocationsCarryKeys(rel.catalog) && !carries
+	check(t, "LP #2134325: with a '/' in the secret key, an image read by its owner on "+rel.catalog+" no longer downloads: "+yesNo(breaks), func(t *testing.T) {
+		primary := secretValue(t, secrets, "primary-s3-credentials")
+		own := startS3(t, primary["access-key-id"], slash, "glance-images")
+		write(t, file, strings.Replace(backends, "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
+			"    host: http://"+own.endpoint+"\n    bucket: glance-images\n", 1))
+		withSlash := withSecretData(t, secrets, "primary-s3-credentials", map[string]string{
+			"access-key-id": primary["access-key-id"], "secret-access-key": slash})
+		r := render(t, rel, dir, filepath.Join(root, "slash"))
+		startPod(t, r, withSlash)
+		g := startGlance(t, filepath.Join(root, "slash"), r)
+		defer g.stop()
+		data := randomBytes(t, 1500)
+		id := upload(t, g, data, "primary", http.StatusNoContent)
+		var statuses []int
+		for _, path := range []string{"/v2/images/" + id, "/v2/images/" + id + "/file"} {
+			req, _ := http.NewRequest(http.MethodGet, g.url+path, nil)
+			status, body := do(t, req)
+			statuses = append(statuses, status)
+			if strings.HasSuffix(path, "/file") && status == http.StatusOK && !bytes.Equal(body, data) {
+				t.Errorf("the image's data differs from what was uploaded")
+			}
+		}
+		rows := db.values(t, "SELECT value FROM glance.image_locations WHERE deleted = 0 AND image_id = '"+id+"'")
+		var ats []int
+		for _, v := range rows {
+			ats = append(ats, strings.Count(v, "@"))
+		}
+		t.Logf("GET of the image and of its data: %v; '@' in its locations: %v", statuses, ats)
+		if broken := statuses[1] != http.StatusOK; broken != breaks {
+			t.Errorf("the image's data does not download after its owner read it: %v, want %v\n%s", broken, breaks, g.tail())
+		}
+		if logHolds(readLog(t, g), slash) {
+			t.Logf("glance-api's log holds the secret key")
 		}
 	})
 }
