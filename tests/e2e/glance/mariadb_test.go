@@ -90,25 +90,33 @@ func (m *mariaDB) exec(t *testing.T, sql string) error {
 // query runs one statement as root and returns its rows.
 func (m *mariaDB) query(t *testing.T, sql string) []string {
 	t.Helper()
-	cmd := exec.Command("mariadb", "--no-defaults", "--socket="+m.socket, "-uroot", "--batch", "--skip-column-names", "-e", sql)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return strings.Fields(string(out))
+	return strings.Fields(string(m.output(t, sql)))
 }
 
 // values runs a one-column query as root and returns its values as they
 // are stored (unescaped, spaces kept), one per row.
 func (m *mariaDB) values(t *testing.T, sql string) []string {
 	t.Helper()
-	cmd := exec.Command("mariadb", "--no-defaults", "--socket="+m.socket, "-uroot", "--batch", "--raw", "--skip-column-names", "-e", sql)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
+	out := m.output(t, sql, "--raw")
 	if len(out) == 0 {
 		return nil
 	}
 	return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+}
+
+// locations are the values of an image's live locations in Glance's
+// database: what glance_store wrote, keys included where it writes them.
+func (m *mariaDB) locations(t *testing.T, image string) []string {
+	t.Helper()
+	return m.values(t, "SELECT value FROM glance.image_locations WHERE deleted = 0 AND image_id = '"+image+"'")
+}
+
+func (m *mariaDB) output(t *testing.T, sql string, flags ...string) []byte {
+	t.Helper()
+	args := append([]string{"--no-defaults", "--socket=" + m.socket, "-uroot", "--batch", "--skip-column-names"}, flags...)
+	out, err := exec.Command("mariadb", append(args, "-e", sql)...).Output()
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return out
 }

@@ -143,8 +143,7 @@ func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, 
 	file := filepath.Join(dir, "backends.yaml")
 	defer write(t, file, backends)
 	rec := recordHeaders(t, s3.endpoint)
-	proxied := strings.Replace(backends, "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
-		"    host: http://"+rec.endpoint+"\n    bucket: glance-images\n", 1)
+	proxied := primaryOn(backends, s3.endpoint, rec.endpoint)
 	write(t, file, proxied)
 	upload1k := func(t *testing.T, r rendering, name string) {
 		t.Helper()
@@ -291,8 +290,7 @@ func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, 
 	check(t, "key rotation on "+rel.catalog+": an image written with the old pair downloads while both pairs are valid: yes; once the old pair is revoked: "+yesNo(!carries)+"; its location still holds the old pair after it is read: "+yesNo(keeps), func(t *testing.T) {
 		old := secretValue(t, secrets, "primary-s3-credentials")
 		rot := startS3With(t, s3Options{region: "us-east-1", iam: true}, old["access-key-id"], old["secret-access-key"], "glance-images")
-		write(t, file, strings.Replace(backends, "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
-			"    host: http://"+rot.endpoint+"\n    bucket: glance-images\n", 1))
+		write(t, file, primaryOn(backends, s3.endpoint, rot.endpoint))
 		r := render(t, rel, dir, filepath.Join(root, "rotate-old"))
 		startPod(t, r, secrets)
 		g := startGlance(t, filepath.Join(root, "rotate-old"), r)
@@ -300,7 +298,7 @@ func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, 
 		id := upload(t, g, data, "primary", http.StatusNoContent)
 		g.stop()
 		location := func() string {
-			rows := db.values(t, "SELECT value FROM glance.image_locations WHERE deleted = 0 AND image_id = '"+id+"'")
+			rows := db.locations(t, id)
 			if len(rows) != 1 {
 				t.Fatalf("image %s has %d locations: %q", id, len(rows), rows)
 			}
@@ -357,8 +355,7 @@ func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, 
 	check(t, "LP #2134325: with a '/' in the secret key, an image read by its owner on "+rel.catalog+" no longer downloads: "+yesNo(breaks), func(t *testing.T) {
 		primary := secretValue(t, secrets, "primary-s3-credentials")
 		own := startS3(t, primary["access-key-id"], slash, "glance-images")
-		write(t, file, strings.Replace(backends, "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
-			"    host: http://"+own.endpoint+"\n    bucket: glance-images\n", 1))
+		write(t, file, primaryOn(backends, s3.endpoint, own.endpoint))
 		withSlash := withSecretData(t, secrets, "primary-s3-credentials", map[string]string{
 			"access-key-id": primary["access-key-id"], "secret-access-key": slash})
 		r := render(t, rel, dir, filepath.Join(root, "slash"))
@@ -376,7 +373,7 @@ func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, 
 				t.Errorf("the image's data differs from what was uploaded")
 			}
 		}
-		rows := db.values(t, "SELECT value FROM glance.image_locations WHERE deleted = 0 AND image_id = '"+id+"'")
+		rows := db.locations(t, id)
 		var ats []int
 		for _, v := range rows {
 			ats = append(ats, strings.Count(v, "@"))
@@ -389,6 +386,13 @@ func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, 
 			t.Logf("glance-api's log holds the secret key")
 		}
 	})
+}
+
+// primaryOn is backends.yaml with the primary store (bucket glance-images)
+// on the S3 server at endpoint to instead of from.
+func primaryOn(backends, from, to string) string {
+	return strings.Replace(backends, "    host: http://"+from+"\n    bucket: glance-images\n",
+		"    host: http://"+to+"\n    bucket: glance-images\n", 1)
 }
 
 func yesNo(b bool) string {
