@@ -20,10 +20,11 @@ import (
 
 // glanceClient talks to an Image API through its Service, as a client in
 // the cluster would (the name resolved by CoreDNS, the ClusterIP by
-// kube-proxy). Unauthenticated: the node's Glance runs no Keystone.
+// kube-proxy), with a Keystone token when it has one.
 type glanceClient struct {
-	url  string
-	http *http.Client
+	url   string
+	http  *http.Client
+	token string
 }
 
 // statusError is an answer other than the one a call expects.
@@ -59,6 +60,9 @@ func (g *glanceClient) do(ctx context.Context, op, method, path string, body io.
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
+	if g.token != "" {
+		req.Header.Set("X-Auth-Token", g.token)
+	}
 	note("sent")
 	resp, err := g.http.Do(req)
 	if err != nil {
@@ -88,6 +92,17 @@ func (g *glanceClient) create(ctx context.Context, name string) (string, error) 
 		return "", err
 	}
 	return img.ID, nil
+}
+
+// image is GET /v2/images/<id>.
+func (g *glanceClient) image(ctx context.Context, id string) (map[string]any, error) {
+	resp, err := g.do(ctx, "show "+id, http.MethodGet, "/v2/images/"+id, nil, http.StatusOK, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var img map[string]any
+	return img, json.NewDecoder(resp.Body).Decode(&img)
 }
 
 // upload puts the image's data, into store when it is not "" (Glance's

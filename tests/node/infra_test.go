@@ -23,6 +23,7 @@ import (
 // tests/e2e/glance/rootfs.sh (GLANCE_ROOTFS_<NAME>, set by make).
 type release struct {
 	name    string // the openStackRelease, e.g. 2025.2
+	id      string // its Glance's name on the node when not the release's (dashed)
 	suite   string // where its glance comes from
 	env     string
 	uwsgi   bool
@@ -115,6 +116,7 @@ func installInfra(t *testing.T, n *node.Node, image string, dbUsers map[string]s
 		fmt.Fprintf(&sql, "CREATE DATABASE IF NOT EXISTS `%s`;\nCREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY '%s';\nGRANT ALL ON `%s`.* TO '%s'@'%%';\n",
 			db, user, sqlString(dbPassword), db, user)
 	}
+	sql.WriteString(keystoneSQL())
 	manifests := strings.NewReplacer("INFRA_IMAGE", image, "S3_REGION", s3Region).Replace(infraManifests)
 	if _, err := n.Kubectl(nil, "create", "namespace", infraNamespace); err != nil {
 		t.Fatal(err)

@@ -53,6 +53,15 @@ func TestNode(t *testing.T) {
 	}
 	start := time.Now()
 	archives, infra := buildImages(t, rels)
+	// The store drain runs behind Keystone, in a Glance of its own.
+	var drain []release
+	var keystone string
+	if i := slices.IndexFunc(rels, func(r release) bool { return r.name == drainRelease }); i >= 0 {
+		drain = append(drain, drainVariant(rels[i]))
+		var archive string
+		keystone, archive = keystoneImage(t)
+		archives = append(archives, archive)
+	}
 	bench.images = time.Since(start)
 
 	n := node.Start(t, assets)
@@ -64,13 +73,17 @@ func TestNode(t *testing.T) {
 	bench.imported = time.Since(start)
 
 	dbs := map[string]string{}
-	for _, r := range rels {
+	for _, r := range append(slices.Clone(rels), drain...) {
 		dbs[database(r)] = dbUser
 	}
 	installInfra(t, n, infra, dbs, dbPassword)
 	s3 := s3Client(t, n)
-	for _, r := range rels {
+	for _, r := range append(slices.Clone(rels), drain...) {
 		makeBuckets(t, s3, bucket(r, 1), bucket(r, 2))
+	}
+	var ks *keystoneClient
+	if len(drain) > 0 {
+		ks = installKeystone(t, n, keystone, servicePassword)
 	}
 	if _, err := n.Kubectl(nil, "apply", "--server-side", "-f", filepath.Join(testenv.RepoRoot(), "krm", "crds")); err != nil {
 		t.Fatal(err)
@@ -87,6 +100,13 @@ func TestNode(t *testing.T) {
 				s.run()
 			})
 		}
+		for _, r := range drain {
+			t.Run(r.name+"-drain", func(t *testing.T) {
+				t.Parallel()
+				s := &scenario{t: t, n: n, rel: r, s3: s3, kustomize: kustomize, fnBin: fnBin, keystone: ks}
+				s.runDrain()
+			})
+		}
 	})
 	bench.memory = n.Memory()
 	if out := os.Getenv("GLANCE_KRM_NODE_BENCH"); out != "" {
@@ -99,9 +119,14 @@ func TestNode(t *testing.T) {
 // The database account every release's Glance uses (credentials.yaml).
 const dbUser, dbPassword = "glance-node", ` db$pa%ss @:/?#[]'"\ word `
 
-func dashed(r release) string    { return strings.ReplaceAll(r.name, ".", "-") }
+func dashed(r release) string {
+	if r.id != "" {
+		return r.id
+	}
+	return strings.ReplaceAll(r.name, ".", "-")
+}
 func namespace(r release) string { return "glance-" + dashed(r) }
-func database(r release) string  { return "glance_" + strings.ReplaceAll(r.name, ".", "_") }
+func database(r release) string  { return "glance_" + strings.ReplaceAll(dashed(r), "-", "_") }
 func bucket(r release, i int) string {
 	return fmt.Sprintf("glance-%s-%d", dashed(r), i)
 }

@@ -15,6 +15,7 @@ GLANCE_KRM_DRAIN_RECORD through the pod's service account)
 import hashlib
 import json
 import os
+import signal
 import ssl
 import sys
 import time
@@ -95,13 +96,24 @@ class Drain:
         deadline = time.time() + COPY_TIMEOUT
         while time.time() < deadline:
             time.sleep(1)
-            image = self.api("GET", "/v2/images/" + iid)
+            image = self.show(iid)
             if self.target in stores(image):
                 return image
             if self.target not in split(image.get("os_glance_importing_to_stores")):
                 raise RuntimeError("copy-image into %s failed (os_glance_failed_import: %s)"
                                    % (self.target, image.get("os_glance_failed_import", "")))
         raise RuntimeError("copy-image into %s did not finish in %d s" % (self.target, COPY_TIMEOUT))
+
+    def show(self, iid):
+        """The image as the list API gives it. Not GET /v2/images/ID: on
+        glance 31 and 32 (2025.2, 2026.1) that read, by a caller who may
+        modify the image, saves its S3 locations again whenever
+        s3_store_host carries a scheme, a write beside the copy-image
+        task's (docs/day2.md)."""
+        found = self.api("GET", "/v2/images?id=in:" + iid)["images"]
+        if len(found) != 1:
+            raise RuntimeError("GET /v2/images?id=in:%s lists %d images" % (iid, len(found)))
+        return found[0]
 
     def verify(self, image):
         """Read the copy from the target bucket, as glance_store wrote it
@@ -208,4 +220,8 @@ def stores(image):
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] == sys.argv[2]:
         raise SystemExit(__doc__)
+    # PID 1 of its container: without a handler the kernel ignores SIGTERM
+    # and a deleted pod would go on for its whole grace period. Stopping
+    # anywhere is safe; the next run resumes from what Glance says.
+    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     sys.exit(Drain(sys.argv[1], sys.argv[2]).run())

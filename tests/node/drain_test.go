@@ -1,0 +1,380 @@
+//go:build e2e
+
+package node_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/c5c3/glance-krm/internal/testenv"
+)
+
+// drainRelease is the release whose generated store drain runs on the
+// node, in a Glance of its own (namespace glance-drain) behind Keystone:
+// the Job is the same on every release, and the chroot matrix runs its
+// script on each (tests/e2e/glance/drain_test.go).
+const drainRelease = "2026.1"
+
+// drainVariant is drainRelease's Glance for the drain.
+func drainVariant(r release) release {
+	r.id = "drain"
+	r.suite += ", the store drain behind Keystone"
+	return r
+}
+
+// drainImages is how many images each of two projects puts into
+// secondary (and one each into primary): enough that the drain is still
+// running when the test deletes its pod after the first.
+const drainImages = 4
+
+// runDrain is the two commits of docs/day2.md on the node: the drain
+// annotation (the generated Job runs on the kubelet as the service user,
+// through Keystone; its pod deleted after its first image, the next pod
+// resumes), then the store's removal, which explain passes with the live
+// record; every image then downloads byte-identical from primary alone.
+func (s *scenario) runDrain() {
+	s.ns = namespace(s.rel)
+	admin := s.keystone.token(s.t, "admin", keystoneAdminPassword, "admin")
+	s.glance = &glanceClient{url: "http://glance." + s.ns + ".svc:9292", http: s.n.HTTPClient(5 * time.Minute), token: admin}
+	s.check("behind Keystone: the kubectl steps, then /v2/images answers 200 with a token, 401 without one", true, func(t *testing.T) {
+		s.deploy(t)
+		s.authenticates(t)
+	})
+	images := map[string][32]byte{}
+	var secondary []string
+	s.check(fmt.Sprintf("images of two projects, %d in secondary and 2 in primary, uploaded with their users' tokens", 2*drainImages), true, func(t *testing.T) {
+		ctx, cancel := withTimeout(5 * time.Minute)
+		defer cancel()
+		for i, user := range []string{"drain-a", "drain-b"} {
+			g := *s.glance
+			g.token = s.keystone.user(t, user)
+			for j := range drainImages + 1 {
+				store := "secondary"
+				if j == drainImages {
+					store = "primary"
+				}
+				data := randomBytes(t, 200_000+1_000*(i*10+j))
+				id, err := g.roundTrip(ctx, user, data, store)
+				if err != nil {
+					t.Fatal(err)
+				}
+				images[id] = sha256.Sum256(data)
+				if store == "secondary" {
+					secondary = append(secondary, id)
+				}
+			}
+		}
+	})
+	var before, draining string
+	var job string
+	var logs map[string]string // pod → its log
+	var first string           // the pod the test deleted
+	s.check("the drain commit: explain lists the drain; its Job, its pod deleted after the first image, resumes in the next pod and completes", true, func(t *testing.T) {
+		before = s.render(t, "before")
+		s.edit(t, "  name: secondary\n  namespace: "+s.ns+"\n", "  name: secondary\n  namespace: "+s.ns+"\n  annotations:\n    glance.openstack.c5c3.io/drain-to: primary\n")
+		draining = s.render(t, "draining")
+		if out, code := s.explain(t, before, draining); code != 0 || !strings.Contains(out, "store secondary drains into primary") {
+			t.Fatalf("explain of the drain commit: exit %d, want 0 listing the drain:\n%s", code, out)
+		}
+		objects := readFile(t, draining)
+		s.apply(t, objects, labelComponent+" in (backends,config)")
+		s.apply(t, objects, "app.kubernetes.io/component notin (db-contract,store-drain)")
+		if err := s.n.WaitAvailable(s.ns, "glance", 5*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		job = jobName(t, objects, "store-drain")
+		s.apply(t, objects, "app.kubernetes.io/component in (db-contract,store-drain)")
+		var log string
+		first, log = s.crashAfterFirstImage(t, job)
+		logs = map[string]string{first: log}
+		s.waitJob(t, job, 10*time.Minute)
+		for pod, log := range s.jobLogs(t, job) {
+			logs[pod] = log
+		}
+		if len(logs) < 2 {
+			t.Errorf("the Job ran %d pod(s), want the deleted one and the one that resumed", len(logs))
+		}
+		t.Logf("the drain Job ran %d pods", len(logs))
+	})
+	s.check("the drain's logs: the deleted pod moved one or more, the last pod resumed with the rest and ends Complete, no credential", false, func(t *testing.T) {
+		movedLine := regexp.MustCompile(`(?m)^drain: image ([0-9a-f-]+): copied to primary, sha512 verified, removed from secondary$`)
+		var last string
+		for pod, log := range logs {
+			s.noCredential(t, "the log of pod "+pod, log)
+			if strings.Contains(log, "drain: Complete: ") {
+				if last != "" {
+					t.Errorf("pods %s and %s both say Complete", last, pod)
+				}
+				last = pod
+			}
+		}
+		if n := len(movedLine.FindAllString(logs[first], -1)); n == 0 {
+			t.Errorf("the deleted pod %s logged no moved image:\n%s", first, logs[first])
+		}
+		if last == "" || last == first {
+			t.Fatalf("no later pod's log says Complete: %v", logs)
+		}
+		// The resumed run found only what the deleted one left, moved
+		// each, and says so.
+		var left int
+		if _, err := fmt.Sscanf(logs[last][strings.Index(logs[last], "drain: "):], "drain: %d images have a location in secondary", &left); err != nil {
+			t.Fatalf("the last pod's log: %v\n%s", err, logs[last])
+		}
+		moved := movedLine.FindAllStringSubmatch(logs[last], -1)
+		if left == 0 || left >= len(secondary) || len(moved) != left ||
+			!strings.Contains(logs[last], fmt.Sprintf("drain: Complete: %d moved, 0 failed, 0 left in secondary", left)) {
+			t.Errorf("the last pod found %d of %d images left and moved %d, want it to resume with what the deleted pod left:\n%s", left, len(secondary), len(moved), logs[last])
+		}
+		for _, m := range moved {
+			if !slices.Contains(secondary, m[1]) {
+				t.Errorf("the last pod moved image %s, which was not in secondary", m[1])
+			}
+		}
+	})
+	var record string
+	s.check("the record ConfigMap says Complete, every image moved; the controller's StoresDrained=True", false, func(t *testing.T) {
+		out, err := s.n.Kubectl(nil, "-n", s.ns, "get", "configmap", "glance-store-drain-secondary", "-o", "yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		record = filepath.Join(s.t.TempDir(), "drained.yaml")
+		if err := os.WriteFile(record, out, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s.noCredential(t, "the record", string(out))
+		cm, err := s.n.Client.CoreV1().ConfigMaps(s.ns).Get(context.Background(), "glance-store-drain-secondary", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec struct {
+			Moved  []string          `json:"moved"`
+			Failed map[string]string `json:"failed"`
+		}
+		if err := json.Unmarshal([]byte(cm.Data["record.json"]), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if cm.Data["state"] != "Complete" || cm.Data["remaining"] != "0" || len(rec.Failed) != 0 || cm.Data["from"] != "secondary" || cm.Data["to"] != "primary" {
+			t.Errorf("the record: %v", cm.Data)
+		}
+		// The last run's record holds what it moved; the resumed run
+		// moves what the deleted one left.
+		for _, id := range rec.Moved {
+			if !slices.Contains(secondary, id) {
+				t.Errorf("the record moved image %s, which was not in secondary", id)
+			}
+		}
+		s.waitCondition(t, "glances", "glance", "StoresDrained", metav1.ConditionTrue, "")
+	})
+	s.check("the removal commit: explain blocks it without the record, passes it with the live one; applied, every image downloads byte-identical from primary alone", false, func(t *testing.T) {
+		if record == "" {
+			t.Fatal("no record")
+		}
+		s.removeBackend(t, "secondary")
+		removed := s.render(t, "removed")
+		if out, code := s.explain(t, draining, removed); code != 1 {
+			t.Errorf("explain of the removal without the record: exit %d, want 1:\n%s", code, out)
+		}
+		out, code := s.explain(t, "--drain-record", record, draining, removed)
+		if code != 0 || !strings.Contains(out, "says is complete") {
+			t.Fatalf("explain of the removal with the record: exit %d, want 0:\n%s", code, out)
+		}
+		objects := readFile(t, removed)
+		s.apply(t, objects, labelComponent+" in (backends,config)")
+		if _, err := s.n.Kubectl(nil, "-n", s.ns, "delete", "glancebackend", "secondary"); err != nil {
+			t.Fatal(err)
+		}
+		old := s.apiPods(t)
+		d, err := s.n.Client.AppsV1().Deployments(s.ns).Get(context.Background(), "glance", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.apply(t, objects, "app.kubernetes.io/component notin (db-contract,store-drain)")
+		testenv.Eventually(t, 6*time.Minute, time.Second, "the rollout without secondary", func() error { return s.rolledOut(d.Generation, old) })
+		ctx, cancel := withTimeout(5 * time.Minute)
+		defer cancel()
+		if stores, err := s.glance.stores(ctx); err != nil || len(stores) != 1 || !stores["primary"] {
+			t.Errorf("GET /v2/info/stores after the removal: %v, %v; want primary alone", stores, err)
+		}
+		for id, want := range images {
+			img, err := s.glance.image(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if img["stores"] != "primary" {
+				t.Errorf("image %s is in stores %q, want primary alone", id, img["stores"])
+			}
+			if got, _, err := s.glance.sum(ctx, id); err != nil || got != want {
+				t.Errorf("image %s: %v, the same bytes as uploaded: %v", id, err, got == want)
+			}
+			if s.inBucket(t, bucket(s.rel, 2), id) {
+				t.Errorf("image %s still has data in secondary's bucket", id)
+			}
+		}
+	})
+}
+
+// authenticates: the rendered [keystone_authtoken] validates tokens.
+func (s *scenario) authenticates(t *testing.T) {
+	ctx, cancel := withTimeout(time.Minute)
+	defer cancel()
+	anonymous := *s.glance
+	anonymous.token = ""
+	for _, c := range []struct {
+		g    *glanceClient
+		op   string
+		want int
+	}{{s.glance, "list images with a token", http.StatusOK}, {&anonymous, "list images without a token", http.StatusUnauthorized}} {
+		resp, err := c.g.do(ctx, c.op, http.MethodGet, "/v2/images", nil, c.want, nil)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		_ = resp.Body.Close()
+	}
+}
+
+// crashAfterFirstImage waits for the drain Job's first pod to log its
+// first moved image and deletes the pod (a crash, as far as the Job is
+// concerned); it returns the pod's name and its log until then.
+func (s *scenario) crashAfterFirstImage(t *testing.T, job string) (string, string) {
+	t.Helper()
+	var pod, log string
+	testenv.Eventually(t, 8*time.Minute, 500*time.Millisecond, "the drain's first moved image", func() error {
+		pods := s.jobPods(t, job)
+		if len(pods) == 0 {
+			return fmt.Errorf("no pod of Job %s yet", job)
+		}
+		pod = pods[0].Name
+		out, err := s.n.Kubectl(nil, "-n", s.ns, "logs", pod, "--all-containers")
+		if err != nil {
+			return err
+		}
+		log = string(out)
+		if strings.Contains(log, "removed from secondary") {
+			return nil
+		}
+		if pods[0].Status.Phase == corev1.PodSucceeded || pods[0].Status.Phase == corev1.PodFailed {
+			t.Fatalf("the drain's first pod ended (%s) before it was deleted:\n%s", pods[0].Status.Phase, log)
+		}
+		return fmt.Errorf("pod %s has moved nothing yet", pod)
+	})
+	if _, err := s.n.Kubectl(nil, "-n", s.ns, "delete", "pod", pod, "--wait=false"); err != nil {
+		t.Fatal(err)
+	}
+	return pod, log
+}
+
+// jobPods are a Job's pods, oldest first.
+func (s *scenario) jobPods(t *testing.T, job string) []corev1.Pod {
+	t.Helper()
+	pods, err := s.n.Client.CoreV1().Pods(s.ns).List(context.Background(), metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + job})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
+	return pods.Items
+}
+
+// jobLogs are the logs of the Job's pods the API server still has.
+func (s *scenario) jobLogs(t *testing.T, job string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, p := range s.jobPods(t, job) {
+		b, err := s.n.Kubectl(nil, "-n", s.ns, "logs", p.Name, "--all-containers")
+		if err != nil {
+			t.Errorf("the log of pod %s: %v", p.Name, err)
+		}
+		out[p.Name] = string(b)
+	}
+	return out
+}
+
+// noCredential fails when text holds a credential of the node's Secrets.
+func (s *scenario) noCredential(t *testing.T, what, text string) {
+	t.Helper()
+	for name, v := range map[string]string{"the S3 secret key": s3Secret, "the service user's password": servicePassword,
+		"the database password": dbPassword, "Keystone's admin password": keystoneAdminPassword} {
+		if strings.Contains(text, v) || strings.Contains(text, strings.TrimSpace(v)) {
+			t.Errorf("%s holds %s", what, name)
+		}
+	}
+}
+
+// render builds the example as it stands into a file named for the
+// commit, as explain reads a render.
+func (s *scenario) render(t *testing.T, name string) string {
+	t.Helper()
+	f := filepath.Join(s.t.TempDir(), name+".yaml")
+	if err := os.WriteFile(f, build(t, s.kustomize, s.dir), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// edit replaces one text of the example's glance.yaml.
+func (s *scenario) edit(t *testing.T, old, repl string) {
+	t.Helper()
+	f := filepath.Join(s.dir, "glance.yaml")
+	b := readFile(t, f)
+	if !bytes.Contains(b, []byte(old)) {
+		t.Fatalf("%s holds no %q", f, old)
+	}
+	if err := os.WriteFile(f, bytes.Replace(b, []byte(old), []byte(repl), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// removeBackend deletes a GlanceBackend's document from glance.yaml.
+func (s *scenario) removeBackend(t *testing.T, name string) {
+	t.Helper()
+	f := filepath.Join(s.dir, "glance.yaml")
+	docs := strings.Split(string(readFile(t, f)), "\n---\n")
+	kept := slices.DeleteFunc(slices.Clone(docs), func(d string) bool {
+		return strings.Contains(d, "\nkind: GlanceBackend\n") && strings.Contains(d, "\n  name: "+name+"\n")
+	})
+	if len(kept) != len(docs)-1 {
+		t.Fatalf("%s holds %d GlanceBackends named %s", f, len(docs)-len(kept), name)
+	}
+	if err := os.WriteFile(f, []byte(strings.Join(kept, "\n---\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// explain runs the function's explain; its output and exit code.
+func (s *scenario) explain(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	out, err := exec.Command(s.fnBin, append([]string{"explain"}, args...)...).CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(out), exit.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), 0
+}
+
+func readFile(t *testing.T, f string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
