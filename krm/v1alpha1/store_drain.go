@@ -25,6 +25,14 @@ const (
 	DrainRecordTo        = "to"
 	DrainRecordState     = "state"
 	DrainRecordRemaining = "remaining"
+	// DrainRecordJob holds the name of the drain Job that wrote the
+	// record (the Job's name carries a hash of its spec): explain lets a
+	// removal pass only with a record of the drain its before render
+	// holds, never an older drain's record of a same-named store.
+	DrainRecordJob = "job"
+	// EnvDrainJob is the drain container's variable holding its Job's
+	// name, which the script writes into DrainRecordJob.
+	EnvDrainJob = "GLANCE_KRM_DRAIN_JOB"
 	// The record's states: Running while the Job works, Complete when no
 	// image has a location in the store any more, Failed when an image
 	// could not be moved (its location is kept).
