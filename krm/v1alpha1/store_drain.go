@@ -17,6 +17,10 @@ import (
 // record says Complete. An annotation keeps the seed's CRs as they are.
 const (
 	AnnotationDrainTo = Group + "/drain-to"
+	// AnnotationDrainFrom marks a generated drain Job with the store it
+	// drains, so that a reader of the render (explain) finds the drain of
+	// a store without parsing the Job's command line.
+	AnnotationDrainFrom = Group + "/drain-from"
 	// ComponentDrainRecord labels the record ConfigMap the drain Job
 	// writes (with LabelGlance and LabelManagedBy).
 	ComponentDrainRecord = "drain-record"
