@@ -10,9 +10,17 @@
 # Acknowledge a warning by its ID in GLANCE_KRM_ACKNOWLEDGE
 # (space-separated), e.g. from a pull-request label or comment.
 #
+# A store's removal after its drain passes with the drain's record
+# (docs/day2.md): GLANCE_KRM_DRAIN_RECORDS names files or folders
+# (space-separated; a folder: each *.yaml and *.yml in it) holding
+# records as `kubectl get configmap -l
+# glance.openstack.c5c3.io/component=drain-record -o yaml` prints them,
+# committed with the pull request or fetched from the cluster by an
+# earlier CI step; each is passed to explain's --drain-record.
+#
 # Environment: KUSTOMIZE (default: kustomize on PATH), GLANCE_KRM_FN
 # (default: glance-krm-fn on PATH), GLANCE_KRM_FAIL_ON (explain's
-# --fail-on), GLANCE_KRM_ACKNOWLEDGE.
+# --fail-on), GLANCE_KRM_ACKNOWLEDGE, GLANCE_KRM_DRAIN_RECORDS.
 set -euo pipefail
 if [ $# -lt 2 ] || [ $# -gt 3 ]; then
   echo "usage: $0 BASE_REF KUSTOMIZATION [OUT]" >&2
@@ -42,6 +50,22 @@ render "$top/$rel" "$work/after.yaml"
 args=(explain --format markdown)
 if [ -n "${GLANCE_KRM_FAIL_ON+set}" ]; then args+=(--fail-on "$GLANCE_KRM_FAIL_ON"); fi
 for id in ${GLANCE_KRM_ACKNOWLEDGE:-}; do args+=(--acknowledge "$id"); done
+for rec in ${GLANCE_KRM_DRAIN_RECORDS:-}; do
+  if [ -d "$rec" ]; then
+    found=0
+    for f in "$rec"/*.yaml "$rec"/*.yml; do
+      [ -f "$f" ] || continue
+      args+=(--drain-record "$f")
+      found=1
+    done
+    [ "$found" = 1 ] || echo "GLANCE_KRM_DRAIN_RECORDS: $rec holds no *.yaml or *.yml record" >&2
+  elif [ -f "$rec" ]; then
+    args+=(--drain-record "$rec")
+  else
+    echo "GLANCE_KRM_DRAIN_RECORDS: $rec is no file or folder" >&2
+    exit 2
+  fi
+done
 code=0
 "$fnbin" "${args[@]}" "$work/before.yaml" "$work/after.yaml" > "$out" || code=$?
 cat "$out"

@@ -59,6 +59,9 @@ func TestFunctionAndControllerReadRendersAlike(t *testing.T) {
 			if err != nil && strings.Contains(err.Error(), "a run of the function that failed") {
 				t.Skip("a failed run renders nothing for either to read")
 			}
+			if err != nil && strings.Contains(err.Error(), "the function did not run") {
+				t.Skip("an example's input, not a render")
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -41,8 +41,11 @@ func blocks(kind string, failOn []string) bool {
 	switch kind {
 	case ReleaseDowngrade:
 		return true
-	case GlanceRemoved, StoreRenamed:
-		// At least as hard as removing one store: both lose images.
+	case ReleaseSkipped:
+		// The function under kpt and the controller refuse it: one verdict.
+		return true
+	case GlanceRemoved, StoreRenamed, StoreLocationChanged:
+		// As hard as removing one store: each strands its images.
 		return slices.Contains(failOn, kind) || slices.Contains(failOn, StoreRemoved)
 	}
 	return slices.Contains(failOn, kind)
@@ -64,6 +67,8 @@ type GlanceChange struct {
 	ReleaseBefore string          `json:"releaseBefore,omitempty"`
 	Stores        []StoreChange   `json:"stores,omitempty"`
 	Defaults      []DefaultChange `json:"defaults,omitempty"`
+	// Options: every option of glance-api.conf that changes, per API.
+	Options []ConfigChange `json:"options,omitempty"`
 	Renamed       []Rename        `json:"renamed,omitempty"`
 	Kept          []string        `json:"kept,omitempty"`  // hashed objects that keep their names
 	Rolls         []string        `json:"rolls,omitempty"` // workloads whose pods are replaced
@@ -180,13 +185,13 @@ func Compare(before, after *Render, o Options) *Report {
 			c.Release = a.Release
 			if b.Release != a.Release {
 				c.ReleaseBefore = b.Release
-				r.releaseChange(&c, b, a)
 			}
+			r.releaseChange(&c, b, a)
 		}
 		r.compareGlance(&c, b, a)
 		if c.Status == "" {
 			c.Status = "unchanged"
-			if len(c.Stores)+len(c.Defaults)+len(c.Renamed)+len(c.Rolls)+len(c.APIStores)+len(c.Added)+len(c.Removed)+len(c.Changed) > 0 || c.ReleaseBefore != "" {
+			if len(c.Stores)+len(c.Defaults)+len(c.Options)+len(c.Renamed)+len(c.Rolls)+len(c.APIStores)+len(c.Added)+len(c.Removed)+len(c.Changed) > 0 || c.ReleaseBefore != "" {
 				c.Status = "changed"
 			}
 		}
@@ -219,11 +224,39 @@ func redact(s string) string { return userinfo.ReplaceAllString(s, "://(hidden)@
 // skipped release, and the options the new release no longer reads.
 func (r *Report) releaseChange(c *GlanceChange, b, a *Glance) {
 	g := c.Glance
-	switch reason, problem := v1alpha1.Problem(b.Release, a.Release); reason {
-	case v1alpha1.ReasonDowngradeNotSupported:
-		r.warn(ReleaseDowngrade, g, "", "%s", problem)
-	case v1alpha1.ReasonUpgradePathInvalid:
-		r.warn(ReleaseSkipped, g, "", "%s", problem)
+	// The path of spec.openStackRelease, and the path of what the pods
+	// run when an image names another release: from the newest release
+	// anything ran before (what the schema may be at) to each release a
+	// workload runs after; the first problem of each kind is told.
+	type path struct{ from, to, why string }
+	paths := []path{{b.Release, a.Release, ""}}
+	from, fromImage := newestRunning(b)
+	for _, w := range slices.Sorted(maps.Keys(a.Images)) {
+		to, ok := v1alpha1.ImageRelease(a.Images[w])
+		if !ok || (to == a.Release && from == b.Release) || (a.Images[w] == b.Images[w] && a.Release == b.Release) {
+			continue // told by the spec's path, or nothing changes
+		}
+		why := fmt.Sprintf("the glance-api image of %s, %s, is of release %s", w, a.Images[w], to)
+		if fromImage != "" {
+			why = fromImage + "; " + why
+		}
+		paths = append(paths, path{from, to, why})
+	}
+	told := map[string]bool{}
+	for _, p := range paths {
+		reason, problem := v1alpha1.Problem(p.from, p.to)
+		kind := map[string]string{v1alpha1.ReasonDowngradeNotSupported: ReleaseDowngrade, v1alpha1.ReasonUpgradePathInvalid: ReleaseSkipped}[reason]
+		if kind == "" || told[kind] {
+			continue
+		}
+		told[kind] = true
+		if p.why != "" {
+			problem = strings.Replace(problem, "openStackRelease", "the release the pods run", 1) + " (" + p.why + ")"
+		}
+		r.warn(kind, g, "", "%s", problem)
+	}
+	if b.Release == a.Release {
+		return
 	}
 	old, cat := catalogs.For(b.Release), catalogs.For(a.Release)
 	if old == nil || cat == nil {
@@ -237,10 +270,11 @@ func (r *Report) releaseChange(c *GlanceChange, b, a *Glance) {
 			}
 		}
 	}
-	for _, section := range slices.Sorted(maps.Keys(a.Config)) {
+	conf := a.config()
+	for _, section := range slices.Sorted(maps.Keys(conf)) {
 		was, okOld := old.Section(section)
 		is, okNew := cat.Section(section)
-		for _, opt := range slices.Sorted(maps.Keys(a.Config[section])) {
+		for _, opt := range slices.Sorted(maps.Keys(conf[section])) {
 			_, inOld := was[opt]
 			_, inNew := is[opt]
 			if okOld && inOld && (!okNew || !inNew) {
@@ -248,6 +282,24 @@ func (r *Report) releaseChange(c *GlanceChange, b, a *Glance) {
 			}
 		}
 	}
+}
+
+// newestRunning is the newest release a render's pods run: its
+// spec.openStackRelease, or a workload's glance-api image naming a newer
+// one (an overlay's images:, a kpt setter, both of which the function
+// keeps). why names the image when it decides.
+func newestRunning(g *Glance) (release, why string) {
+	release = g.Release
+	for _, w := range slices.Sorted(maps.Keys(g.Images)) {
+		rel, ok := v1alpha1.ImageRelease(g.Images[w])
+		if !ok || rel == release {
+			continue
+		}
+		if p, known := v1alpha1.PathBetween(release, rel); known && !p.Downgrade {
+			release, why = rel, fmt.Sprintf("before, the glance-api image of %s, %s, was of release %s", w, g.Images[w], rel)
+		}
+	}
+	return release, why
 }
 
 func (r *Report) compareGlance(c *GlanceChange, b, a *Glance) {
@@ -272,7 +324,7 @@ func (r *Report) compareGlance(c *GlanceChange, b, a *Glance) {
 		case !inA:
 			c.Stores = append(c.Stores, StoreChange{Store: store, Change: "removed"})
 			if c.Status != "removed" {
-				msg, cleared := removal(g, store, b, a, r.records)
+				msg, cleared := stranding(g, store, "is removed", b, a, r.records)
 				r.warn(StoreRemoved, g, store, "%s", msg)
 				r.Warnings[len(r.Warnings)-1].Cleared = cleared
 			}
@@ -283,10 +335,10 @@ func (r *Report) compareGlance(c *GlanceChange, b, a *Glance) {
 			if opts := options(bo, ao); len(opts) > 0 {
 				c.Stores = append(c.Stores, StoreChange{Store: store, Change: "changed", Options: opts})
 			}
-			for _, opt := range []string{"s3_store_host", "s3_store_bucket"} {
-				if bo[opt] != ao[opt] {
-					r.warn(StoreLocationChanged, g, store+"/"+opt, "%s of store %q changes from %q to %q: existing images keep their location URLs, which point at the old one (glance_store keeps the location per image)", opt, store, bo[opt], ao[opt])
-				}
+			if moved := relocated(bo, ao); moved != "" {
+				msg, cleared := stranding(g, store, moved, b, a, r.records)
+				r.warn(StoreLocationChanged, g, store, "%s", msg)
+				r.Warnings[len(r.Warnings)-1].Cleared = cleared
 			}
 		}
 		if bs, as := b.Credentials[store], a.Credentials[store]; inB && inA && bs != "" && as != "" && bs != as {
@@ -302,6 +354,7 @@ func (r *Report) compareGlance(c *GlanceChange, b, a *Glance) {
 			}
 		}
 	}
+	c.Options = configChanges(b, a)
 	r.renames(c, b, a)
 	// Which API serves which store matters with several APIs; with one,
 	// the store lines above say it all.
@@ -319,6 +372,19 @@ func (r *Report) compareGlance(c *GlanceChange, b, a *Glance) {
 	added, removed, changed, _ := compareObjects(b.Objects, a.Objects)
 	c.Added, c.Removed, c.Changed = append(c.Added, added...), append(c.Removed, removed...), changed
 	r.unknownOptions(g, a)
+}
+
+// relocated says how a kept store's location changes (what every image
+// location URL it wrote holds: scheme, host, bucket), or "".
+func relocated(before, after map[string]string) string {
+	var what []string
+	if !sameHost(before[optHost], after[optHost]) {
+		what = append(what, fmt.Sprintf("moves from host %s to %s", before[optHost], after[optHost]))
+	}
+	if before[optBucket] != after[optBucket] {
+		what = append(what, fmt.Sprintf("moves from bucket %s to %s", before[optBucket], after[optBucket]))
+	}
+	return strings.Join(what, " and ")
 }
 
 // renamedStores pairs a store that leaves with one that comes on the
@@ -400,12 +466,13 @@ func (r *Report) unknownOptions(g string, a *Glance) {
 			}
 		}
 	}
-	for _, section := range slices.Sorted(maps.Keys(a.Config)) {
+	conf := a.config()
+	for _, section := range slices.Sorted(maps.Keys(conf)) {
 		known, ok := cat.Section(section)
 		if !ok {
 			continue
 		}
-		for _, opt := range slices.Sorted(maps.Keys(a.Config[section])) {
+		for _, opt := range slices.Sorted(maps.Keys(conf[section])) {
 			if _, ok := known[opt]; !ok {
 				r.warn(UnknownOption, g, section+"/"+opt, "option [%s] %s of glance-api.conf is not read by Glance %s (%s)", section, opt, a.Release, cat.Short())
 			}

@@ -10,7 +10,8 @@ import (
 
 func glance(stores map[string]map[string]string, def string) *Glance {
 	return &Glance{Release: "2025.2", Stores: stores, Defaults: map[string]string{"default": def},
-		Credentials: map[string]string{}, Config: map[string]map[string]string{}, Workloads: map[string]string{}}
+		Credentials: map[string]string{}, Config: map[string]map[string]map[string]string{}, Workloads: map[string]string{},
+		DrainsTo: map[string]string{}, DrainJobs: map[string]string{}, Images: map[string]string{}}
 }
 
 func TestCompareWarnings(t *testing.T) {
@@ -31,7 +32,7 @@ func TestCompareWarnings(t *testing.T) {
 		},
 		"host moves": {
 			glance(map[string]map[string]string{"x": a}, "x"), glance(map[string]map[string]string{"x": {"s3_store_host": "https://s4", "s3_store_bucket": "a"}}, "x"), Options{},
-			[]Warning{{ID: "store-location-changed/ns/g/x/s3_store_host", Kind: StoreLocationChanged, Glance: "ns/g"}},
+			[]Warning{{ID: "store-location-changed/ns/g/x", Kind: StoreLocationChanged, Glance: "ns/g", Blocking: true}},
 		},
 		"default moves": {
 			glance(map[string]map[string]string{"x": a, "y": a}, "x"), glance(map[string]map[string]string{"x": a, "y": a}, "y"), Options{FailOn: []string{DefaultStoreChanged}},
@@ -82,8 +83,10 @@ func TestGateKinds(t *testing.T) {
 		"as hard as a store removal":             {one("2025.2"), nil, []string{StoreRemoved}, GlanceRemoved, true},
 		"not when no store removal blocks":       {one("2025.2"), nil, []string{}, GlanceRemoved, false},
 		"a downgrade always blocks":              {one("2026.1"), one("2025.2"), []string{}, ReleaseDowngrade, true},
-		"a skip is flagged":                      {one("2024.2"), one("2025.2"), nil, ReleaseSkipped, false},
-		"a skip blocks when asked":               {one("2024.2"), one("2025.2"), []string{ReleaseSkipped}, ReleaseSkipped, true},
+		"a skip always blocks":                   {one("2024.2"), one("2025.2"), []string{}, ReleaseSkipped, true},
+		"no release series blocks":               {one("2025.2"), one("2025.3"), []string{}, ReleaseSkipped, true},
+		"a location change blocks by default":    {one("2025.2"), glance(map[string]map[string]string{"x": {"s3_store_host": "https://s3", "s3_store_bucket": "b"}}, "x"), nil, StoreLocationChanged, true},
+		"as hard as a store removal, no harder":  {one("2025.2"), glance(map[string]map[string]string{"x": {"s3_store_host": "http://s3", "s3_store_bucket": "a"}}, "x"), []string{}, StoreLocationChanged, false},
 		"a store renamed on its bucket blocks":   {one("2025.2"), glance(map[string]map[string]string{"y": a}, "y"), nil, StoreRenamed, true},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -177,5 +180,85 @@ func TestCredentialsRenamedSaysHowToRotate(t *testing.T) {
 				t.Errorf("no %s warning with %q: %+v", CredentialsSecretRenamed, want, r.Warnings)
 			}
 		})
+	}
+}
+
+// TestImageOnlyDowngrade: the release the pods run is the image's when
+// its tag names one; an image that goes down while openStackRelease stays
+// is a downgrade, and an image of another release is judged too.
+func TestImageOnlyDowngrade(t *testing.T) {
+	a := map[string]string{"s3_store_host": "https://s3", "s3_store_bucket": "a"}
+	with := func(release, image string) *Glance {
+		g := glance(map[string]map[string]string{"x": a}, "x")
+		g.Release = release
+		if image != "" {
+			g.Images["Deployment/glance"] = image
+		}
+		return g
+	}
+	for name, c := range map[string]struct {
+		before, after *Glance
+		kind          string // "" for none
+	}{
+		"the image goes down alone":         {with("2026.1", "glance:2026.1"), with("2026.1", "glance:2025.2"), ReleaseDowngrade},
+		"a build of the same release":       {with("2026.1", "glance:2026.1"), with("2026.1", "glance:2026.1-p1"), ""},
+		"both go up together":               {with("2025.2", "glance:2025.2"), with("2026.1", "glance:2026.1"), ""},
+		"the image skips a release":         {with("2025.2", "glance:2025.2"), with("2025.2", "glance:2026.2"), ReleaseSkipped},
+		"the image names no release":        {with("2026.1", "glance:2026.1"), with("2026.1", "glance:latest"), ""},
+		"an older image already ran before": {with("2026.1", "glance:2025.2"), with("2026.1", "glance:2026.1"), ""},
+		"a newer image ran before":          {with("2025.2", "glance:2026.1"), with("2025.2", "glance:2025.2"), ReleaseDowngrade},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := Compare(&Render{Glances: map[string]*Glance{"ns/g": c.before}}, &Render{Glances: map[string]*Glance{"ns/g": c.after}}, Options{})
+			var kinds []string
+			for _, w := range r.Warnings {
+				kinds = append(kinds, w.Kind)
+				if w.Kind == c.kind && !strings.Contains(w.Message, "the glance-api image of Deployment/glance") {
+					t.Errorf("the warning does not name the image: %s", w.Message)
+				}
+			}
+			if (c.kind == "") != (len(kinds) == 0) || (c.kind != "" && !slices.Contains(kinds, c.kind)) {
+				t.Errorf("warnings %v, want %q", kinds, c.kind)
+			}
+			if c.kind != "" && !r.Blocked() {
+				t.Errorf("%s does not block", c.kind)
+			}
+		})
+	}
+}
+
+// TestEveryGlanceAPIConfOptionChangeIsShown: every rendered option of
+// glance-api.conf that changes is listed, a secret one masked, a URL's
+// userinfo hidden.
+func TestEveryGlanceAPIConfOptionChangeIsShown(t *testing.T) {
+	conf := func(workers, url, key string) map[string]map[string]string {
+		return map[string]map[string]string{"DEFAULT": {"workers": workers, "transport_url": key}, "keystone_authtoken": {"auth_url": url}}
+	}
+	b, a := glance(nil, "x"), glance(nil, "x")
+	b.Config["default"] = conf("2", "http://keystone:5000", "rabbit://u:old@mq")
+	a.Config["default"] = conf("4", "http://user:pw@keystone2:5000", "rabbit://u:new@mq")
+	a.Config["default"]["oslo_policy"] = map[string]string{"enforce_scope": "true"}
+	r := Compare(&Render{Glances: map[string]*Glance{"ns/g": b}}, &Render{Glances: map[string]*Glance{"ns/g": a}}, Options{})
+	want := []ConfigChange{
+		{API: "default", Section: "DEFAULT", Option: "transport_url", Before: "(hidden)", After: "(hidden)"},
+		{API: "default", Section: "DEFAULT", Option: "workers", Before: "2", After: "4"},
+		{API: "default", Section: "keystone_authtoken", Option: "auth_url", Before: "http://keystone:5000", After: "http://(hidden)@keystone2:5000"},
+		{API: "default", Section: "oslo_policy", Option: "enforce_scope", After: "true"},
+	}
+	if d := cmp.Diff(want, r.Glances[0].Options); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if r.Glances[0].Status != "changed" {
+		t.Errorf("status %s, want changed", r.Glances[0].Status)
+	}
+}
+
+// An image that already disagreed with the release before is no change.
+func TestUnchangedImageIsNoDowngrade(t *testing.T) {
+	g := glance(map[string]map[string]string{"x": {"s3_store_host": "https://s3"}}, "x")
+	g.Release, g.Images["Deployment/glance"] = "2026.1", "glance:2025.2"
+	r := Compare(&Render{Glances: map[string]*Glance{"ns/g": g}}, &Render{Glances: map[string]*Glance{"ns/g": g}}, Options{})
+	if len(r.Warnings) != 0 {
+		t.Errorf("warnings on no change: %+v", r.Warnings)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/c5c3/glance-krm/fn/findings"
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
 // Formats Write knows.
@@ -65,6 +66,17 @@ func (c GlanceChange) lines() []string {
 	}
 	for _, d := range c.Defaults {
 		out = append(out, fmt.Sprintf("default store (API %s): %s", d.API, arrow(d.Before, d.After)))
+	}
+	apis := map[string]bool{}
+	for _, o := range c.Options {
+		apis[o.API] = true
+	}
+	for _, o := range c.Options {
+		file := "glance-api.conf"
+		if len(apis) > 1 || o.API != v1alpha1.DefaultAPIName {
+			file += " (API " + o.API + ")"
+		}
+		out = append(out, fmt.Sprintf("%s [%s] %s: %s", file, o.Section, o.Option, arrow(o.Before, o.After)))
 	}
 	for _, s := range c.APIStores {
 		out = append(out, fmt.Sprintf("stores of API %s: %s", s.API, arrow(strings.Join(s.Before, ", "), strings.Join(s.After, ", "))))

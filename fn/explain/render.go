@@ -7,7 +7,6 @@
 package explain
 
 import (
-	"bytes"
 	"encoding/base64"
 	"fmt"
 	"maps"
@@ -15,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
@@ -32,35 +30,24 @@ type Glance struct {
 	Stores      map[string]map[string]string // store -> option -> value, from backends.conf
 	Defaults    map[string]string            // Image API (workload) -> default store, from glance-api.conf
 	Credentials map[string]string            // store -> credentials Secret (its GlanceBackend)
-	Config      map[string]map[string]string // glance-api.conf: section -> option -> value
+	Config      map[string]map[string]map[string]string // Image API -> glance-api.conf: section -> option -> value
 	Files       []string                     // the hashed objects the workloads mount: "ConfigMap/<name>", "Secret/<name>"
 	Workloads   map[string]string            // "Deployment/<name>" -> its pod template, serialized
 	APIStores   map[string][]string          // Image API -> the stores its workload's backends.conf holds
 	Objects     map[string]string            // the Glance's other generated objects ("Service/<name>"), serialized
 	DrainsTo    map[string]string            // store -> the store its drain-to annotation moves its images into
+	DrainJobs   map[string]string            // store -> the name of the generated Job that drains it
+	Images      map[string]string            // "Deployment/<name>" -> the image its glance-api container runs
 }
 
-// Read reads a build's output: multi-document YAML, or a ResourceList (a
-// kpt or function output).
+// Read reads a build's output: multi-document YAML, a ResourceList (a
+// kpt or function output) or a List. It refuses what is not a whole
+// render of the function (objects says what is not one render; a Glance
+// the function never rendered is refused here).
 func Read(b []byte) (*Render, error) {
-	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(b), OmitReaderAnnotations: true, DisableUnwrapping: true}).Read()
+	nodes, err := objects(b)
 	if err != nil {
 		return nil, err
-	}
-	if len(nodes) == 1 && nodes[0].GetKind() == "ResourceList" {
-		if msg := failedRun(nodes[0]); msg != "" {
-			return nil, fmt.Errorf("not a render: it is a run of the function that failed (its results hold errors, the first: %s)", msg)
-		}
-		items, err := nodes[0].Pipe(yaml.Lookup("items"))
-		if err != nil {
-			return nil, err
-		}
-		if items == nil {
-			return nil, fmt.Errorf("not a render: a ResourceList without items")
-		}
-		if nodes, err = items.Elements(); err != nil {
-			return nil, err
-		}
 	}
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("not a render: it holds no object (an empty file, or a build that failed and wrote nothing)")
@@ -73,9 +60,13 @@ func Read(b []byte) (*Render, error) {
 			release, _ := n.GetString("spec.openStackRelease")
 			r.Glances[key(n.GetNamespace(), n.GetName())] = &Glance{Release: release,
 				Stores: map[string]map[string]string{}, Defaults: map[string]string{}, Credentials: map[string]string{},
-				Config: map[string]map[string]string{}, Workloads: map[string]string{},
-				APIStores: map[string][]string{}, Objects: map[string]string{}, DrainsTo: map[string]string{}}
+				Config: map[string]map[string]map[string]string{}, Workloads: map[string]string{},
+				APIStores: map[string][]string{}, Objects: map[string]string{}, DrainsTo: map[string]string{},
+				DrainJobs: map[string]string{}, Images: map[string]string{}}
 		}
+	}
+	if err := r.functionRan(nodes); err != nil {
+		return nil, err
 	}
 	for _, n := range nodes {
 		switch n.GetKind() {
@@ -107,6 +98,9 @@ func Read(b []byte) (*Render, error) {
 					}
 				}
 				g.Objects[n.GetKind()+"/"+n.GetName()] = text
+				if n.GetKind() == "Job" {
+					g.drainJob(n)
+				}
 			}
 		}
 	}
@@ -122,6 +116,76 @@ func Read(b []byte) (*Render, error) {
 		}
 	}
 	return r, nil
+}
+
+// functionRan refuses a render holding a Glance the function did not
+// render: no rendered config of it (kustomize without --enable-exec
+// prints its input unchanged and exits 0). The function renders every
+// Glance it accepts, and refuses the whole build otherwise, so a render
+// with a Glance and none of its rendered copies is the function's input.
+func (r *Render) functionRan(nodes []*yaml.RNode) error {
+	rendered := map[string]map[string]bool{}
+	backends := map[string]int{}
+	for _, n := range nodes {
+		l := n.GetLabels()
+		if c := l[v1alpha1.LabelComponent]; (n.GetKind() == "ConfigMap" && c == v1alpha1.ComponentConfig) || (n.GetKind() == "Secret" && c == v1alpha1.ComponentBackends) {
+			k := key(n.GetNamespace(), l[v1alpha1.LabelGlance])
+			if rendered[k] == nil {
+				rendered[k] = map[string]bool{}
+			}
+			rendered[k][c] = true
+		}
+		if n.GetKind() == v1alpha1.GlanceBackendKind {
+			glance, _ := n.GetString("spec.glanceRef.name")
+			backends[key(n.GetNamespace(), glance)]++
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Glances)) {
+		config, secret := rendered[name][v1alpha1.ComponentConfig], rendered[name][v1alpha1.ComponentBackends]
+		switch {
+		case !config && !secret && len(orphans(rendered, r.Glances)) > 0:
+			return fmt.Errorf("not a render explain can judge: Glance %s has no rendered copies, while copies rendered for Glance %s are here, which is not in it: was the Glance renamed or moved above the kustomization that runs glance-krm (namePrefix, nameSuffix or namespace in an overlay)? Then its stores keep the old names: declare glance-krm in the kustomization you build (docs/doors.md)", name, strings.Join(orphans(rendered, r.Glances), ", "))
+		case !config && !secret:
+			return fmt.Errorf("not a render: the function did not run on Glance %s (no rendered ConfigMap <glance>-config-<hash>, no rendered backends Secret for its %d attached GlanceBackends): this is its input; build with `kustomize build --enable-alpha-plugins --enable-exec` (without --enable-exec kustomize skips the function silently), or pass what kpt or the Argo CD plugin rendered", name, backends[name])
+		case !config:
+			return fmt.Errorf("not a whole render: Glance %s has a rendered backends Secret but no rendered ConfigMap <glance>-config-<hash> (a truncated file?)", name)
+		case !secret && backends[name] > 0:
+			return fmt.Errorf("not a whole render: Glance %s has %d attached GlanceBackends and a rendered ConfigMap, but no rendered backends Secret (a truncated file?)", name, backends[name])
+		}
+	}
+	return nil
+}
+
+// orphans are the Glances (namespace/name) rendered copies were made for
+// that the render does not hold.
+func orphans(rendered map[string]map[string]bool, glances map[string]*Glance) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(rendered)) {
+		if glances[k] == nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// drainJob records a generated store drain Job by the store it drains:
+// the annotation the function writes, or the Job's command line
+// (python3 drain.py FROM TO) in renders older than it.
+func (g *Glance) drainJob(n *yaml.RNode) {
+	if n.GetLabels()[labelAppComponent] != componentStoreDrain {
+		return
+	}
+	from := n.GetAnnotations()[v1alpha1.AnnotationDrainFrom]
+	if from == "" {
+		if cmd, _ := n.Pipe(yaml.Lookup("spec", "template", "spec", "containers", "[name="+componentStoreDrain+"]", "command")); cmd != nil {
+			if args, err := cmd.Elements(); err == nil && len(args) == 4 {
+				from = yaml.GetValue(args[2])
+			}
+		}
+	}
+	if from != "" {
+		g.DrainJobs[from] = n.GetName()
+	}
 }
 
 // failedRun is the first error result of a ResourceList, or "".
@@ -176,6 +240,13 @@ func revision(n *yaml.RNode) int {
 
 func key(namespace, name string) string { return namespace + "/" + name }
 
+// The labels the function gives a store drain Job (renders older than
+// v1alpha1.AnnotationDrainFrom are recognised by them).
+const (
+	labelAppComponent   = "app.kubernetes.io/component"
+	componentStoreDrain = "store-drain"
+)
+
 // workload records a Glance's workload: the one the function labelled
 // with the Glance's name, or named like it.
 func (r *Render) workload(n *yaml.RNode, byName map[string]*yaml.RNode) error {
@@ -196,6 +267,9 @@ func (r *Render) workload(n *yaml.RNode, byName map[string]*yaml.RNode) error {
 		return err
 	}
 	g.Workloads[n.GetKind()+"/"+n.GetName()] = s
+	if img, _ := tmpl.Pipe(yaml.Lookup("spec", "containers", "[name="+v1alpha1.GlanceAPIContainer+"]", "image")); img != nil {
+		g.Images[n.GetKind()+"/"+n.GetName()] = yaml.GetValue(img)
+	}
 	api := n.GetLabels()[v1alpha1.LabelAPI]
 	if api == "" {
 		api = v1alpha1.DefaultAPIName
@@ -291,7 +365,7 @@ func (g *Glance) read(obj *yaml.RNode, api string) error {
 		if err != nil {
 			return fmt.Errorf("%s %s: %s: %w", obj.GetKind(), obj.GetName(), v1alpha1.KeyGlanceAPIConf, err)
 		}
-		maps.Copy(g.Config, sections)
+		g.Config[api] = sections
 		g.Defaults[api] = sections["glance_store"]["default_backend"]
 	}
 	return nil

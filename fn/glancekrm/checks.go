@@ -23,6 +23,7 @@ var glanceChecks = []check{
 	checkRelease,
 	checkReadableBackends,
 	checkImageReference,
+	checkImageRelease,
 	checkDebugLogsStoreKeys,
 }
 
@@ -107,6 +108,30 @@ func checkImageReference(ge *glanceEntry) (fn.Results, bool) {
 	}
 	if problem := v1alpha1.ImageReferenceProblem(ge.g.Spec.Image.Ref()); problem != "" {
 		return fn.Results{withTag(withField(objectResult(ge.obj, fn.Error, fmt.Sprintf("%s: spec.image: the glance-api image %s", Name, problem)), "spec.image.repository"), tagRule, "image-reference")}, false
+	}
+	return nil, true
+}
+
+// checkImageRelease: spec.image's tag names spec.openStackRelease, or
+// says nothing about it (a warning: the release cannot be checked).
+func checkImageRelease(ge *glanceEntry) (fn.Results, bool) {
+	if !ge.valid {
+		return nil, true
+	}
+	errs, unchecked := v1alpha1.ValidateImageRelease(ge.g)
+	if len(errs) > 0 {
+		rs := fieldResults(ge.obj, errs)
+		for i := range rs {
+			rs[i] = withTag(withTag(rs[i], tagRule, "image-release"), tagReason, v1alpha1.ReasonImageReleaseMismatch)
+		}
+		return rs, false
+	}
+	if unchecked != "" {
+		path := "spec.image.tag"
+		if ge.g.Spec.Image.Tag == "" {
+			path = "spec.image.digest"
+		}
+		return fn.Results{withTag(withField(objectResult(ge.obj, fn.Warning, unchecked), path), tagRule, "image-release")}, true
 	}
 	return nil, true
 }

@@ -37,6 +37,9 @@ const (
 	// ReasonDowngradeNotSupported: spec.openStackRelease is older than
 	// the release the database was migrated to.
 	ReasonDowngradeNotSupported = "DowngradeNotSupported"
+	// ReasonImageReleaseMismatch: spec.image's tag names another release
+	// than spec.openStackRelease (the seed's reason).
+	ReasonImageReleaseMismatch = "ImageReleaseMismatch"
 	// ReasonDatabaseSynced: the schema is at spec.openStackRelease;
 	// ReasonDBSyncInProgress: at an older release, the path to the
 	// spec's valid, its glance-manage Job not completed yet (the seed

@@ -49,12 +49,22 @@ func PathBetween(from, to string) (p ReleasePath, ok bool) {
 // Problem says what is wrong with going from one release to another, in
 // the words every door uses, and its reason (the seed operator's:
 // DowngradeNotSupported, UpgradePathInvalid); "" when the path is
-// supported (or either is not a release series).
+// supported, when nothing changes, or when from is unknown ("": nothing
+// to judge against). A value that is no release series is refused, as
+// the seed refuses what it cannot parse: no path to or from it can be
+// judged.
 func Problem(from, to string) (reason, message string) {
+	if from == "" || from == to {
+		return "", ""
+	}
 	p, ok := PathBetween(from, to)
 	switch {
 	case !ok:
-		return "", ""
+		bad := to
+		if _, _, isSeries := series(from); !isSeries {
+			bad = from
+		}
+		return ReasonUpgradePathInvalid, fmt.Sprintf("openStackRelease goes from %q to %q, and %q is no release series (YYYY.1 or YYYY.2): the upgrade path cannot be judged", from, to, bad)
 	case p.Downgrade:
 		return ReasonDowngradeNotSupported, fmt.Sprintf("openStackRelease goes down from %s to %s: Glance's database schema migrations only go forward, so the older glance-api cannot run on the newer schema", from, to)
 	case len(p.Skipped) > 0:

@@ -33,3 +33,24 @@ func TestPathBetween(t *testing.T) {
 		})
 	}
 }
+
+func TestProblem(t *testing.T) {
+	for name, c := range map[string]struct{ from, to, reason string }{
+		"nothing known before":     {"", "2025.2", ""},
+		"no change":                {"2025.2", "2025.2", ""},
+		"the next release":         {"2025.2", "2026.1", ""},
+		"SLURP to SLURP":           {"2025.1", "2026.1", ""},
+		"a downgrade":              {"2026.1", "2025.2", ReasonDowngradeNotSupported},
+		"a skip":                   {"2025.2", "2026.2", ReasonUpgradePathInvalid},
+		"to no release series":     {"2025.2", "2025.3", ReasonUpgradePathInvalid},
+		"from no release series":   {"zed", "2025.2", ReasonUpgradePathInvalid},
+		"to a release and a build": {"2025.2", "2026.1-p1", ReasonUpgradePathInvalid},
+	} {
+		t.Run(name, func(t *testing.T) {
+			reason, msg := Problem(c.from, c.to)
+			if reason != c.reason || (reason == "") != (msg == "") {
+				t.Errorf("Problem(%q, %q) = %q, %q; want reason %q", c.from, c.to, reason, msg, c.reason)
+			}
+		})
+	}
+}

@@ -143,21 +143,43 @@ var scenarios = map[string]func(t *testing.T, dir string) string{
 		return over
 	},
 	// The Glance leaves the render: renamed by an overlay's namePrefix.
+	// glance-krm runs again in the overlay, as docs/doors.md asks for a
+	// rename.
 	"glance-renamed": func(t *testing.T, dir string) string {
-		return overlay(t, dir, "renamed", "resources: [../standalone]\nnamePrefix: new-\n")
+		over := overlay(t, dir, "renamed", "resources: [../standalone]\nnamePrefix: new-\ntransformers: [glance-krm.yaml]\n")
+		fnc := "apiVersion: fn.glance.openstack.c5c3.io/v1alpha1\nkind: RenderGlanceConfig\nmetadata:\n  name: glance-krm\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: " + testenv.FunctionBinary(t) + "\n"
+		if err := os.WriteFile(filepath.Join(over, "glance-krm.yaml"), []byte(fnc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return over
 	},
 	// The store keeps its bucket under another name: a new store id.
 	"store-renamed": func(t *testing.T, dir string) string {
 		edit(t, filepath.Join(dir, "standalone/resources/backends.yaml"), "  name: secondary\n", "  name: archive\n")
 		return filepath.Join(dir, "standalone")
 	},
+	// http to https on the same host: the images' locations keep http.
+	"host-scheme-changed": func(t *testing.T, dir string) string {
+		edit(t, filepath.Join(dir, "standalone/resources/backends.yaml"), "host: http://garage", "host: https://garage")
+		return filepath.Join(dir, "standalone")
+	},
+	// An overlay pins an older glance-api image while openStackRelease
+	// stays: the pods would run 2025.1 on a 2025.2 schema.
+	"image-downgraded": func(t *testing.T, dir string) string {
+		return overlay(t, dir, "older-image", "resources: [../standalone]\nimages:\n  - name: ghcr.io/c5c3/glance\n    newTag: \"2025.1\"\n")
+	},
+	// An option of glance-api.conf that is no store's: every change is shown.
+	"option-changed": func(t *testing.T, dir string) string {
+		edit(t, filepath.Join(dir, "standalone/resources/glance.yaml"), "  keystoneEndpoint: http://keystone.openstack.svc.cluster.local:5000/v3\n", "  keystoneEndpoint: http://keystone.openstack.svc.cluster.local:5000/v3\n  region: RegionTwo\n")
+		return filepath.Join(dir, "standalone")
+	},
 	// 2025.2 to 2026.2 jumps over 2026.1.
 	"release-skipped": func(t *testing.T, dir string) string {
-		return overlay(t, dir, "skip", "resources: [../standalone]\npatches:\n  - target: {kind: Glance, name: glance}\n    patch: |\n      - op: replace\n        path: /spec/openStackRelease\n        value: \"2026.2\"\n")
+		return overlay(t, dir, "skip", "resources: [../standalone]\npatches:\n  - target: {kind: Glance, name: glance}\n    patch: |\n      - op: replace\n        path: /spec/openStackRelease\n        value: \"2026.2\"\n      - op: replace\n        path: /spec/image/tag\n        value: \"2026.2\"\n")
 	},
 	// The next release: no warning about the path.
 	"release-next": func(t *testing.T, dir string) string {
-		return overlay(t, dir, "next", "resources: [../standalone]\npatches:\n  - target: {kind: Glance, name: glance}\n    patch: |\n      - op: replace\n        path: /spec/openStackRelease\n        value: \"2026.1\"\n")
+		return overlay(t, dir, "next", "resources: [../standalone]\npatches:\n  - target: {kind: Glance, name: glance}\n    patch: |\n      - op: replace\n        path: /spec/openStackRelease\n        value: \"2026.1\"\n      - op: replace\n        path: /spec/image/tag\n        value: \"2026.1\"\n")
 	},
 }
 
@@ -186,8 +208,14 @@ var want = map[string]struct {
 	"store-added":  {lines: []string{"store tertiary added", "Secret renamed: glance-backends-", "rolls: Deployment/glance"}},
 	"store-removed": {warnings: []string{explain.StoreRemoved}, exit: 1,
 		lines: []string{"store secondary removed", `store-removed: store "secondary" is removed`, "--acknowledge store-removed/openstack/glance/secondary"}},
-	"bucket-changed": {warnings: []string{explain.StoreLocationChanged},
-		lines: []string{"store primary: s3_store_bucket glance-images -> glance-images-new"}},
+	"bucket-changed": {warnings: []string{explain.StoreLocationChanged}, exit: 1,
+		lines: []string{"store primary: s3_store_bucket glance-images -> glance-images-new", `store "primary" moves from bucket glance-images to glance-images-new: the images stored in it become unreachable`,
+			"--acknowledge store-location-changed/openstack/glance/primary"}},
+	"host-scheme-changed": {warnings: []string{explain.StoreLocationChanged}, exit: 1,
+		lines: []string{"moves from host http://garage.shared-services.svc.cluster.local:3900 to https://garage.shared-services.svc.cluster.local:3900"}},
+	"image-downgraded": {warnings: []string{explain.ReleaseDowngrade}, exit: 1,
+		lines: []string{"the release the pods run goes down from 2025.2 to 2025.1", "the glance-api image of Deployment/glance, ghcr.io/c5c3/glance:2025.1, is of release 2025.1", "rolls: Deployment/glance"}},
+	"option-changed": {lines: []string{"glance-api.conf [keystone_authtoken] region_name: (none) -> RegionTwo"}},
 	"region-changed":      {lines: []string{"store primary: s3_store_region_name garage -> garage-2"}},
 	"credentials-renamed": {warnings: []string{explain.CredentialsSecretRenamed}, lines: []string{`credentials Secret of store "secondary" changes from "garage-s3-credentials" to "garage-s3-credentials-2026"`}},
 	"release-pinned-older": {warnings: []string{explain.UnknownOption, explain.ReleaseDowngrade}, exit: 1, lines: []string{"release: 2025.2 -> 2022.2",
@@ -197,7 +225,7 @@ var want = map[string]struct {
 		"Glance openstack/glance leaves the render", "--acknowledge glance-removed/openstack/glance"}},
 	"store-renamed": {warnings: []string{explain.StoreRenamed}, exit: 1, lines: []string{"store renamed: secondary -> archive",
 		`store "secondary" is renamed to "archive" (the same bucket glance-images-2`}},
-	"release-skipped": {warnings: []string{explain.ReleaseSkipped, explain.UnknownOption}, lines: []string{"release: 2025.2 -> 2026.2", "jumps from 2025.2 to 2026.2 over 2026.1", "no longer read by 2026.2: [DEFAULT] http_keepalive"}},
+	"release-skipped": {warnings: []string{explain.ReleaseSkipped, explain.UnknownOption}, exit: 1, lines: []string{"release: 2025.2 -> 2026.2", "jumps from 2025.2 to 2026.2 over 2026.1", "no longer read by 2026.2: [DEFAULT] http_keepalive"}},
 	"release-next":    {lines: []string{"release: 2025.2 -> 2026.1"}},
 }
 
@@ -403,6 +431,40 @@ func TestCIScript(t *testing.T) {
 	if _, code := run(); code != 2 {
 		t.Errorf("a render that fails: exit %d, want 2", code)
 	}
+
+	// The documented removal path: the drain commit is merged, the record
+	// of its Job is committed with the removal (or fetched from the
+	// cluster into a folder), and the removal passes with it.
+	git("checkout", "-q", "--", ".")
+	backends := filepath.Join(repo, "deploy/standalone/resources/backends.yaml")
+	edit(t, backends, "  name: secondary\n  namespace: openstack\n", "  name: secondary\n  namespace: openstack\n  annotations:\n    glance.openstack.c5c3.io/drain-to: primary\n")
+	git("commit", "-qam", "drain secondary")
+	drained := filepath.Join(t.TempDir(), "draining.yaml")
+	out, stderr, err := testenv.KustomizeBuild(t, filepath.Join(repo, "deploy/standalone"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if err := os.WriteFile(drained, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scenarios["store-removed"](t, filepath.Join(repo, "deploy"))
+	records := filepath.Join(repo, "deploy/glance-drain-records")
+	if err := os.MkdirAll(records, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if md, code := run("GLANCE_KRM_DRAIN_RECORDS=deploy/glance-drain-records"); code != 1 || !strings.Contains(md, "its record was not given") {
+		t.Errorf("a removal without a record in the folder: exit %d, want 1\n%s", code, md)
+	}
+	rec := read(t, drainRecord(t, "glance", "secondary", "primary", "Complete", "0", drainJob(t, drained, "secondary")))
+	if err := os.WriteFile(filepath.Join(records, "secondary.yaml"), []byte(rec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if md, code := run("GLANCE_KRM_DRAIN_RECORDS=deploy/glance-drain-records"); code != 0 || !strings.Contains(md, "says is complete") {
+		t.Errorf("a removal with its record committed: exit %d, want 0\n%s", code, md)
+	}
+	if _, code := run("GLANCE_KRM_DRAIN_RECORDS=deploy/no-such-folder"); code != 2 {
+		t.Errorf("a records path that does not exist: exit %d, want 2", code)
+	}
 }
 
 // TestFolders: a render may be a kustomization (built) or a folder of
@@ -510,6 +572,10 @@ func TestNotARender(t *testing.T) {
 	if cut == string(good) {
 		t.Fatal("the render has no rendered ConfigMap to cut")
 	}
+	unrendered, stderr, err := testenv.KustomizeBuild(t, filepath.Join(dir, "standalone"), "--enable-alpha-plugins")
+	if err != nil || !strings.Contains(unrendered, "kind: GlanceBackend") {
+		t.Fatalf("kustomize build without --enable-exec: %v\n%s", err, stderr)
+	}
 	for name, c := range map[string]struct {
 		content string
 		why     string
@@ -517,7 +583,12 @@ func TestNotARender(t *testing.T) {
 		"an empty file":      {"", "not a render: it holds no object"},
 		"only a separator":   {"---\n", "not a render: it holds no object"},
 		"a failed run":       {string(failed), "not a render: it is a run of the function that failed"},
-		"a truncated render": {cut, "not a whole render: it mounts"},
+		"a truncated render": {cut, "not a whole render: Glance openstack/glance has a rendered backends Secret but no rendered ConfigMap"},
+		// kustomize without --enable-exec prints its input and exits 0.
+		"the function did not run":  {unrendered, "the function did not run on Glance openstack/glance"},
+		"two renders concatenated":  {string(good) + "---\n" + string(good), "appears twice"},
+		"a render and a scalar":     {string(good) + "---\nglance\n", "is not an object but a scalar"},
+		"a render and a non-object": {string(good) + "---\nglance: {}\n", "is not a Kubernetes object"},
 		"not YAML":           {"{: [", "explain: "},
 	} {
 		t.Run(name, func(t *testing.T) {
