@@ -212,7 +212,7 @@ func TestConfigFilesFollowTheSpec(t *testing.T) {
 			fails: "ConfigMap policy is not in the input: glance-krm merges its policy.yaml at build time"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			glance := strings.Replace(testGlance, `openStackRelease: "2025.2"`, `openStackRelease: "`+tc.release+`"`, 1) + tc.extra + "\n"
+			glance := strings.Replace(strings.Replace(testGlance, `openStackRelease: "2025.2"`, `openStackRelease: "`+tc.release+`"`, 1), `tag: "2025.2"`, `tag: "`+tc.release+`"`, 1) + tc.extra + "\n"
 			in := glance + "---\n" + testBackend("primary", "glance", true) + tc.more
 			out, failed := runFn(t, resourceList(t, []byte(in)))
 			res, err := fn.ParseResourceList(out)

@@ -18,9 +18,24 @@ import (
 // previous render in the input) nothing is judged.
 func TestUpgradePathUnderKpt(t *testing.T) {
 	s := newState(t, "testdata/standalone/input.yaml")
+	// The hand-written workload names no image of its own: spec.image
+	// follows the release here (a tag naming another release is refused).
+	containers, _, err := s.object("Deployment", "glance").NestedSlice("spec", "template", "spec", "containers")
+	if err != nil || len(containers) == 0 {
+		t.Fatalf("the Deployment's containers: %v", err)
+	}
+	for _, c := range containers {
+		if _, err := c.RemoveNestedField("image"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.object("Deployment", "glance").SetNestedField(containers, "spec", "template", "spec", "containers"); err != nil {
+		t.Fatal(err)
+	}
 	try := func(release string) fn.Results {
 		t.Helper()
 		s.set("Glance", "glance", release, "spec", "openStackRelease")
+		s.set("Glance", "glance", release, "spec", "image", "tag")
 		b, err := s.rl.ToYAML()
 		if err != nil {
 			t.Fatal(err)

@@ -237,7 +237,7 @@ func TestUpgradeJobs(t *testing.T) {
 	if !covered {
 		t.Error("the NetworkPolicy glance-jobs does not select the db-contract pod")
 	}
-	again, _ := jobs(strings.Replace(input, `tag: "2025.2"`, `tag: "2026.1"`, 1))
+	again, _ := jobs(strings.Replace(input, `tag: "2025.2"`, `tag: "2025.2-p1"`, 1))
 	if again["db-contract"].GetName() == contract.GetName() {
 		t.Errorf("a new image kept the contract Job's name %s: it would not run again", contract.GetName())
 	}
