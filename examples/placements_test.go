@@ -57,9 +57,15 @@ func TestPlacements(t *testing.T) {
 			overlay: "labels:\n- pairs: {glance.openstack.c5c3.io/glance: glance}\n",
 			check:   func(t *testing.T, out []*yaml.RNode) { wantUntouched(t, out, "memcached") }},
 		"commonLabels in the same kustomization": {fnIn: "overlay", overlay: "commonLabels: {team: images}\n"},
-		"images: mirror in the same kustomization fails naming the placement": {fnIn: "overlay",
-			overlay: "images:\n- {name: ghcr.io/c5c3/glance, newName: mirror.local/c5c3/glance}\n",
-			fail:    "put images: in an overlay above the kustomization that runs glance-krm"},
+		"images: mirror in the same kustomization": {fnIn: "overlay",
+			overlay: "images:\n- {name: ghcr.io/c5c3/glance, newName: mirror.local/c5c3/glance}\n- {name: ghcr.io/c5c3/glance-krm-fn, newName: mirror.local/c5c3/glance-krm-fn}\n",
+			check: func(t *testing.T, out []*yaml.RNode) {
+				wantImage(t, out, "mirror.local/c5c3/glance:2025.2")
+				wantInitImage(t, out, "mirror.local/c5c3/glance-krm-fn:v0.1.0")
+			}},
+		"images: a tag of another release in the same kustomization fails": {fnIn: "overlay",
+			overlay: "images:\n- {name: ghcr.io/c5c3/glance, newTag: \"2026.1\"}\n",
+			fail:    "ImageReleaseMismatch: the images: of "},
 		"images: digest pin in the same kustomization": {fnIn: "overlay",
 			overlay: "images:\n- {name: ghcr.io/c5c3/glance, digest: " + digest + "}\n",
 			check:   func(t *testing.T, out []*yaml.RNode) { wantImage(t, out, "ghcr.io/c5c3/glance@"+digest) }},

@@ -25,6 +25,7 @@ var glanceChecks = []check{
 	checkImageReference,
 	checkImageRelease,
 	checkDebugLogsStoreKeys,
+	checkLocationsLeakKeys,
 }
 
 // runChecks is the check chain; valid is false when the Glance or one of
@@ -148,4 +149,16 @@ func checkDebugLogsStoreKeys(ge *glanceEntry) (fn.Results, bool) {
 	return fn.Results{withTag(withField(objectResult(ge.obj, fn.Warning, fmt.Sprintf(
 		"%s: debug is on, and Glance %s then logs each S3 store's access key at DEBUG on every upload, download and delete (%s): turn debug off, or keep glance-api's log as secret as the keys",
 		Name, g.Spec.OpenStackRelease, v1alpha1.BugDebugLogsKeys)), path), tagRule, "debug-logs-store-keys")}, true
+}
+
+// checkLocationsLeakKeys: show_image_direct_url and
+// show_multiple_locations show every reader an image's location URLs,
+// which hold the store's S3 keys before 2026.2 (v1alpha1.LocationsLeakKeys).
+func checkLocationsLeakKeys(ge *glanceEntry) (fn.Results, bool) {
+	errs := v1alpha1.LocationsLeakKeys(ge.g.Spec.OpenStackRelease, ge.g.Spec.ExtraConfig, len(ge.backends))
+	rs := fieldResults(ge.obj, errs)
+	for i := range rs {
+		rs[i] = withTag(rs[i], tagRule, "locations-leak-keys")
+	}
+	return rs, len(errs) == 0
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/c5c3/glance-krm/fn/glancekrm/kimages"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
@@ -37,6 +38,9 @@ type config struct {
 	// default) or only its rendered files (workloads: none), for a
 	// workload kept in another build.
 	generate bool
+	// images are the images: of the kustomization that runs the function
+	// (kustomizeImages); nil when there are none to follow.
+	images *kimages.Images
 }
 
 // configFields are the options by name, as spec.<name> of a

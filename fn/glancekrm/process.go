@@ -50,6 +50,7 @@ func Process(rl *fn.ResourceList) (bool, error) {
 	results = append(results, projected...)
 	inv, found := takeInventory(items)
 	results = append(results, found...)
+	results = append(results, kustomizeImages(inv, &cfg)...)
 	var added fn.KubeObjects
 	drop := map[*fn.KubeObject]bool{}
 	for _, ge := range inv.glances {
@@ -127,6 +128,13 @@ func renderGlance(cfg config, inv *inventory, ge *glanceEntry) output {
 	out.report(judged...)
 	if !ok {
 		return out.refuse(ge)
+	}
+	if cfg.images != nil {
+		followed := followImages(cfg, ge)
+		out.report(followed...)
+		if hasErrors(followed) {
+			return out.refuse(ge)
+		}
 	}
 	apis, err := renderAPIs(g, p)
 	if err != nil {

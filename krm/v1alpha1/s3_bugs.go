@@ -3,7 +3,10 @@ package v1alpha1
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // The known S3 bugs of Glance's releases: what the option catalogs cannot
@@ -147,4 +150,37 @@ func RotationAdvice(release string) string {
 		return fmt.Sprintf("Glance %s reads images with the configured pair, so the old pair may be revoked once every pod runs with the new Secret; an image's location keeps the old pair until a caller who may modify the image reads it (Glance then rewrites it with the new pair), and once its store is removed Glance logs that location at WARNING on every read", release)
 	}
 	return fmt.Sprintf("Glance %s writes locations without keys and reads with the configured pair: revoke the old pair once every pod runs with the new Secret", release)
+}
+
+// LocationOptions are the [DEFAULT] options that show API users an
+// image's location URLs: show_image_direct_url (the image's direct_url)
+// and show_multiple_locations (its locations). On a release whose
+// locations carry the store's keys, either shows every user who may read
+// an image both S3 keys of its store.
+var LocationOptions = []string{"show_image_direct_url", "show_multiple_locations"}
+
+// LocationsLeakKeys refuses, on such a release, an extraConfig that
+// turns one of LocationOptions on (oslo.config's true spellings) while S3
+// stores are attached; nil on 2026.2 and later, whose locations carry no
+// keys.
+func LocationsLeakKeys(release string, extraConfig map[string]ConfigSection, stores int) field.ErrorList {
+	if stores == 0 || !LocationsCarryKeys(release) {
+		return nil
+	}
+	var errs field.ErrorList
+	for section, opts := range extraConfig {
+		if section != "DEFAULT" {
+			continue
+		}
+		for _, opt := range LocationOptions {
+			v, set := opts[opt]
+			if !set || !slices.Contains([]string{"true", "1", "yes", "on"}, strings.ToLower(strings.TrimSpace(string(v)))) {
+				continue
+			}
+			errs = append(errs, field.Invalid(field.NewPath("spec", "extraConfig").Key(section).Key(opt), string(v), fmt.Sprintf(
+				"option [DEFAULT] %s shows every user who may read an image its location URL, and Glance %s (glance_store before 5.7) writes the store's S3 access and secret key into every S3 location: it would leak the keys of every store; leave it off on this release (2026.2 writes locations without keys)",
+				opt, release)))
+		}
+	}
+	return errs
 }

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -59,6 +61,38 @@ func TestChecksumWorkaround(t *testing.T) {
 			}
 			if diff := cmp.Diff(c.options, ChecksumOptions(c.release, c.backends[0])); diff != "" {
 				t.Errorf("ChecksumOptions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLocationsLeakKeys(t *testing.T) {
+	on := map[string]ConfigSection{"DEFAULT": {"show_image_direct_url": "True", "show_multiple_locations": "false", "workers": "2"}}
+	for name, c := range map[string]struct {
+		release string
+		config  map[string]ConfigSection
+		stores  int
+		fields  []string
+	}{
+		"direct_url on 2025.2 with stores":   {"2025.2", on, 1, []string{"spec.extraConfig[DEFAULT][show_image_direct_url]"}},
+		"both on 2022.2":                     {"2022.2", map[string]ConfigSection{"DEFAULT": {"show_image_direct_url": "yes", "show_multiple_locations": " 1 "}}, 2, []string{"spec.extraConfig[DEFAULT][show_image_direct_url]", "spec.extraConfig[DEFAULT][show_multiple_locations]"}},
+		"on 2026.2: locations carry no keys": {"2026.2", on, 1, nil},
+		"off":                                {"2025.2", map[string]ConfigSection{"DEFAULT": {"show_image_direct_url": "off"}}, 1, nil},
+		"no store":                           {"2025.2", on, 0, nil},
+		"another section":                    {"2025.2", map[string]ConfigSection{"glance_store": {"show_image_direct_url": "true"}}, 1, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			errs := LocationsLeakKeys(c.release, c.config, c.stores)
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Field)
+				if !strings.Contains(e.Detail, "leak the keys") || !strings.Contains(e.Detail, c.release) {
+					t.Errorf("the message does not name the leak and the release: %s", e.Detail)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, c.fields) {
+				t.Errorf("fields %v, want %v", got, c.fields)
 			}
 		})
 	}
