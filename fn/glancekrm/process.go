@@ -53,14 +53,16 @@ func Process(rl *fn.ResourceList) (bool, error) {
 	results = append(results, kustomizeImages(inv, &cfg)...)
 	var added fn.KubeObjects
 	drop := map[*fn.KubeObject]bool{}
-	for _, ge := range inv.glances {
-		out := renderGlance(cfg, inv, ge)
-		results = append(results, out.results...)
-		added = append(added, out.added...)
-		for _, o := range out.drop {
+	outs := make([]output, len(inv.glances))
+	for i, ge := range inv.glances {
+		outs[i] = renderGlance(cfg, inv, ge)
+		results = append(results, outs[i].results...)
+		added = append(added, outs[i].added...)
+		for _, o := range outs[i].drop {
 			drop[o] = true
 		}
 	}
+	results = append(results, clashes(inv.glances, outs)...)
 	if !inv.seen {
 		results = append(results, &fn.Result{Severity: fn.Info, Message: prefixed("no Glance or GlanceBackend in the input; nothing to render")})
 	}
