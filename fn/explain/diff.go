@@ -69,10 +69,10 @@ type GlanceChange struct {
 	Defaults      []DefaultChange `json:"defaults,omitempty"`
 	// Options: every option of glance-api.conf that changes, per API.
 	Options []ConfigChange `json:"options,omitempty"`
-	Renamed       []Rename        `json:"renamed,omitempty"`
-	Kept          []string        `json:"kept,omitempty"`  // hashed objects that keep their names
-	Rolls         []string        `json:"rolls,omitempty"` // workloads whose pods are replaced
-	Stays         []string        `json:"stays,omitempty"` // workloads left as they run
+	Renamed []Rename       `json:"renamed,omitempty"`
+	Kept    []string       `json:"kept,omitempty"`  // hashed objects that keep their names
+	Rolls   []string       `json:"rolls,omitempty"` // workloads whose pods are replaced
+	Stays   []string       `json:"stays,omitempty"` // workloads left as they run
 	// APIStores: an Image API whose set of stores changes.
 	APIStores []APIStoresChange `json:"apiStores,omitempty"`
 	// Added, Removed, Changed: the Glance's workloads and other generated

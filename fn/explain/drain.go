@@ -15,7 +15,7 @@ import (
 type DrainRecord struct {
 	// Name and Namespace are the ConfigMap's; Glance is the Glance it
 	// belongs to (namespace/name, from its label).
-	Name, Namespace, Glance string
+	Name, Namespace, Glance    string
 	From, To, State, Remaining string
 	// Job is the drain Job that wrote it (v1alpha1.DrainRecordJob).
 	Job string

@@ -27,17 +27,17 @@ type Render struct {
 // Glance is one Glance as rendered.
 type Glance struct {
 	Release     string
-	Stores      map[string]map[string]string // store -> option -> value, from backends.conf
-	Defaults    map[string]string            // Image API (workload) -> default store, from glance-api.conf
-	Credentials map[string]string            // store -> credentials Secret (its GlanceBackend)
+	Stores      map[string]map[string]string            // store -> option -> value, from backends.conf
+	Defaults    map[string]string                       // Image API (workload) -> default store, from glance-api.conf
+	Credentials map[string]string                       // store -> credentials Secret (its GlanceBackend)
 	Config      map[string]map[string]map[string]string // Image API -> glance-api.conf: section -> option -> value
-	Files       []string                     // the hashed objects the workloads mount: "ConfigMap/<name>", "Secret/<name>"
-	Workloads   map[string]string            // "Deployment/<name>" -> its pod template, serialized
-	APIStores   map[string][]string          // Image API -> the stores its workload's backends.conf holds
-	Objects     map[string]string            // the Glance's other generated objects ("Service/<name>"), serialized
-	DrainsTo    map[string]string            // store -> the store its drain-to annotation moves its images into
-	DrainJobs   map[string]string            // store -> the name of the generated Job that drains it
-	Images      map[string]string            // "Deployment/<name>" -> the image its glance-api container runs
+	Files       []string                                // the hashed objects the workloads mount: "ConfigMap/<name>", "Secret/<name>"
+	Workloads   map[string]string                       // "Deployment/<name>" -> its pod template, serialized
+	APIStores   map[string][]string                     // Image API -> the stores its workload's backends.conf holds
+	Objects     map[string]string                       // the Glance's other generated objects ("Service/<name>"), serialized
+	DrainsTo    map[string]string                       // store -> the store its drain-to annotation moves its images into
+	DrainJobs   map[string]string                       // store -> the name of the generated Job that drains it
+	Images      map[string]string                       // "Deployment/<name>" -> the image its glance-api container runs
 }
 
 // Read reads a build's output: multi-document YAML, a ResourceList (a

@@ -215,7 +215,7 @@ var want = map[string]struct {
 		lines: []string{"moves from host http://garage.shared-services.svc.cluster.local:3900 to https://garage.shared-services.svc.cluster.local:3900"}},
 	"image-downgraded": {warnings: []string{explain.ReleaseDowngrade}, exit: 1,
 		lines: []string{"the release the pods run goes down from 2025.2 to 2025.1", "the glance-api image of Deployment/glance, ghcr.io/c5c3/glance:2025.1, is of release 2025.1", "rolls: Deployment/glance"}},
-	"option-changed": {lines: []string{"glance-api.conf [keystone_authtoken] region_name: (none) -> RegionTwo"}},
+	"option-changed":      {lines: []string{"glance-api.conf [keystone_authtoken] region_name: (none) -> RegionTwo"}},
 	"region-changed":      {lines: []string{"store primary: s3_store_region_name garage -> garage-2"}},
 	"credentials-renamed": {warnings: []string{explain.CredentialsSecretRenamed}, lines: []string{`credentials Secret of store "secondary" changes from "garage-s3-credentials" to "garage-s3-credentials-2026"`}},
 	"release-pinned-older": {warnings: []string{explain.UnknownOption, explain.ReleaseDowngrade}, exit: 1, lines: []string{"release: 2025.2 -> 2022.2",
@@ -589,7 +589,7 @@ func TestNotARender(t *testing.T) {
 		"two renders concatenated":  {string(good) + "---\n" + string(good), "appears twice"},
 		"a render and a scalar":     {string(good) + "---\nglance\n", "is not an object but a scalar"},
 		"a render and a non-object": {string(good) + "---\nglance: {}\n", "is not a Kubernetes object"},
-		"not YAML":           {"{: [", "explain: "},
+		"not YAML":                  {"{: [", "explain: "},
 	} {
 		t.Run(name, func(t *testing.T) {
 			after := filepath.Join(t.TempDir(), "after.yaml")
