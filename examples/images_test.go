@@ -122,3 +122,29 @@ func TestImagesOfTheKustomizationThatRunsGlanceKRM(t *testing.T) {
 		})
 	}
 }
+
+// TestTwoGlancesNamedLikeEachOthersObjects: with the real kustomize, a
+// second Glance named like an object the first generates (its jobs'
+// NetworkPolicy, glance-jobs) fails the build naming both Glances.
+func TestTwoGlancesNamedLikeEachOthersObjects(t *testing.T) {
+	dir := copyExample(t, "generated")
+	g := filepath.Join(dir, "glance.yaml")
+	b, err := os.ReadFile(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := strings.NewReplacer("  name: glance\n  namespace", "  name: glance-jobs\n  namespace", "    name: glance\n  type: S3", "    name: glance-jobs\n  type: S3",
+		"  name: ceph-rgw\n", "  name: ceph-rgw-2\n", "image.example.com", "image-2.example.com").Replace(string(b))
+	if second == string(b) {
+		t.Fatal("examples/generated/glance.yaml changed: nothing to rename")
+	}
+	if err := os.WriteFile(g, append(b, "---\n"+second...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := build(t, dir)
+	for _, want := range []string{"Glance openstack/glance and Glance openstack/glance-jobs both render NetworkPolicy glance-jobs", "Glance openstack/glance-jobs and Glance openstack/glance both render NetworkPolicy glance-jobs"} {
+		if err == nil || !strings.Contains(stderr, want) {
+			t.Errorf("the build must fail saying %q; err %v, stderr:\n%s", want, err, stderr)
+		}
+	}
+}

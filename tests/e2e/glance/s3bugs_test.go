@@ -4,6 +4,7 @@ package glance_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -200,6 +201,33 @@ func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, 
 	write(t, file, backends)
 
 	primary := secretValue(t, secrets, "primary-s3-credentials")
+	// show_image_direct_url: the function refuses it while locations carry
+	// the keys (v1alpha1.LocationsLeakKeys), so the check turns it on in
+	// the rendered file itself and reads what an image then shows.
+	refused := v1alpha1.LocationsLeakKeys(rel.catalog, map[string]v1alpha1.ConfigSection{"DEFAULT": {"show_image_direct_url": "true"}}, 1) != nil
+	check(t, "show_image_direct_url on "+rel.catalog+": an image's direct_url shows its store's secret key: "+yesNo(refused)+" (glance-krm refuses the option: "+yesNo(refused)+")", func(t *testing.T) {
+		r := render(t, rel, dir, filepath.Join(root, "direct-url"))
+		conf, err := os.ReadFile(r.apiConf)
+		if err != nil || !strings.Contains(string(conf), "[DEFAULT]\n") {
+			t.Fatalf("glance-api.conf has no [DEFAULT]: %v\n%s", err, conf)
+		}
+		write(t, r.apiConf, strings.Replace(string(conf), "[DEFAULT]\n", "[DEFAULT]\nshow_image_direct_url = true\n", 1))
+		startPod(t, r, secrets)
+		g := startGlance(t, filepath.Join(root, "direct-url"), r)
+		defer g.stop()
+		id := upload(t, g, randomBytes(t, 1000), "primary", http.StatusNoContent)
+		req, _ := http.NewRequest(http.MethodGet, g.url+"/v2/images/"+id, nil)
+		status, body := do(t, req)
+		var image struct {
+			DirectURL string `json:"direct_url"`
+		}
+		if err := json.Unmarshal(body, &image); err != nil || status != http.StatusOK || image.DirectURL == "" {
+			t.Fatalf("GET /v2/images/%s: %d, %v, no direct_url", id, status, err)
+		}
+		if shows := logHolds(image.DirectURL, primary["secret-access-key"]); shows != refused {
+			t.Errorf("direct_url shows the secret key: %v; glance-krm refuses the option on %s: %v", shows, rel.catalog, refused)
+		}
+	})
 	logsKeys := v1alpha1.DebugLogsStoreKeys(rel.catalog)
 	check(t, "LP #2047688, LP #2131085: with debug on, "+rel.catalog+"'s log shows a store's access key on upload, download and delete: "+yesNo(logsKeys)+", its secret key: no", func(t *testing.T) {
 		gy := filepath.Join(dir, "glance.yaml")
