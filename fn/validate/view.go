@@ -34,16 +34,11 @@ type view struct {
 	given   string // the same as the user gave it, for the paths findings name
 	self    string // this binary
 	records string // where each run leaves its record
-	// pluginHome is kustomize's plugin home, hidden; askedPluginHome says
-	// the build looked for it (a legacy exec or Go plugin).
-	pluginHome      string
-	askedPluginHome bool
 }
 
 var errReadOnly = errors.New("validate writes nothing")
 
 func newView(given, self, records string) (*view, error) {
-	disk := filesys.MakeFsOnDisk()
 	// kustomize reads a kustomization from its real path.
 	root, err := filepath.Abs(given)
 	if err == nil {
@@ -52,27 +47,8 @@ func newView(given, self, records string) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &view{FileSystem: disk, root: root, given: given, self: self, records: records}
-	if home, err := konfig.DefaultAbsPluginHome(disk); err == nil {
-		v.pluginHome = filepath.Clean(home)
-	}
-	return v, nil
+	return &view{FileSystem: filesys.MakeFsOnDisk(), root: root, given: given, self: self, records: records}, nil
 }
-
-func (v *view) hidden(path string) bool {
-	if v.pluginHome == "" {
-		return false
-	}
-	p := filepath.Clean(path)
-	if p == v.pluginHome || strings.HasPrefix(p, v.pluginHome+string(filepath.Separator)) {
-		v.askedPluginHome = true
-		return true
-	}
-	return false
-}
-
-func (v *view) Exists(path string) bool { return !v.hidden(path) && v.FileSystem.Exists(path) }
-func (v *view) IsDir(path string) bool  { return !v.hidden(path) && v.FileSystem.IsDir(path) }
 
 func (v *view) Create(string) (filesys.File, error) { return nil, errReadOnly }
 func (v *view) Mkdir(string) error                  { return errReadOnly }
