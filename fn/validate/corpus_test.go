@@ -107,6 +107,11 @@ var corpus = map[string]corpusCase{
 	"fn-in-base-overlay-breaks-host": {passes, nil},
 	"fn-in-both-overlay-breaks-host": {functionFails, []where{{"error", "cases/fn-in-both-overlay-breaks-host/patch.yaml", 8}}},
 	"fn-in-base-fixed-above":         {functionFails, []where{{"error", "cases/fn-in-base-fixed-above/base/bucket.yaml", 4}}},
+	// The overlay's patch writes the same value after the run: not it.
+	"fn-in-base-repeated-above": {functionFails, []where{{"error", "cases/fn-in-base-repeated-above/base/host.yaml", 8}}},
+	// A patch for other stores (a label selector, which validate does not
+	// judge) writes another value: not it.
+	"label-selected-patch": {functionFails, []where{{"error", "cases/label-selected-patch/primary-host.yaml", 8}}},
 	// The function's wiring stage, after its checks: the Deployment.
 	"images-mirror-beside-function": {functionFails, []where{{"error", "base/deployment.yaml", 1}}},
 	// Nothing runs the function: the build checks nothing, and validate
