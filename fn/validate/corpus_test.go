@@ -112,6 +112,8 @@ var corpus = map[string]corpusCase{
 	// A patch for other stores (a label selector, which validate does not
 	// judge) writes another value: not it.
 	"label-selected-patch": {functionFails, []where{{"error", "cases/label-selected-patch/primary-host.yaml", 8}}},
+	// The function declared inline in the kustomization.
+	"inline-function-config": {functionFails, []where{{"error", "base/glance.yaml", 1}}},
 	// The function's wiring stage, after its checks: the Deployment.
 	"images-mirror-beside-function": {functionFails, []where{{"error", "base/deployment.yaml", 1}}},
 	// Nothing runs the function: the build checks nothing, and validate
@@ -163,6 +165,24 @@ func TestValidateGivesTheBuildsVerdict(t *testing.T) {
 				t.Errorf("errors and warnings (-want +got):\n%s\n%s", d, out)
 			}
 		})
+	}
+}
+
+// TestSARIFOfABuild: validate's SARIF for a kustomization follows the
+// published schema, and locates the finding in the patch.
+func TestSARIFOfABuild(t *testing.T) {
+	testenv.External(t, "the function binary")
+	root := copyTree(t, "testdata/kustomize")
+	cmd := exec.Command(fnBinary, "validate", "--format", "sarif", "cases/patch-file-bad-host")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("validate: %v\n%s", err, out)
+	}
+	testenv.ValidSARIF(t, out)
+	if !strings.Contains(string(out), `"uri": "cases/patch-file-bad-host/patch.yaml"`) {
+		t.Errorf("the SARIF does not name the patch:\n%s", out)
 	}
 }
 
@@ -228,9 +248,10 @@ func TestValidateRefusesWhatItCannotRun(t *testing.T) {
 	}
 	t.Setenv("KUSTOMIZE_PLUGIN_HOME", home)
 	for dir, want := range map[string]string{
-		"refused/remote-base":      "remote resource https://github.com/c5c3/glance-krm",
-		"refused/foreign-function": "SetDefault set-default (exec ./set-default.sh) declared in refused/foreign-function/set-default.yaml",
-		"refused/legacy-plugin":    "kustomize exec or Go plugin",
+		"refused/remote-base":             "remote resource https://github.com/c5c3/glance-krm",
+		"refused/foreign-function":        "SetDefault set-default (exec ./set-default.sh) declared in refused/foreign-function/set-default.yaml",
+		"refused/legacy-plugin":           "kustomize exec or Go plugin",
+		"refused/inline-foreign-function": "SetDefault set-default (exec ../foreign-function/set-default.sh) declared in refused/inline-foreign-function/kustomization.yaml",
 	} {
 		t.Run(dir, func(t *testing.T) {
 			got, _, out := validate(t, root, dir)
@@ -239,7 +260,7 @@ func TestValidateRefusesWhatItCannotRun(t *testing.T) {
 			}
 		})
 	}
-	for _, dir := range []string{"refused/foreign-function", "refused/legacy-plugin"} {
+	for _, dir := range []string{"refused/foreign-function", "refused/legacy-plugin", "refused/inline-foreign-function"} {
 		if built, stderr := build(t, root, dir); built != functionFails {
 			t.Errorf("%s should have made the build fail: it %s\n%s", dir, built, stderr)
 		}
