@@ -112,6 +112,14 @@ var corpus = map[string]corpusCase{
 	// A patch for other stores (a label selector, which validate does not
 	// judge) writes another value: not it.
 	"label-selected-patch": {functionFails, []where{{"error", "cases/label-selected-patch/primary-host.yaml", 8}}},
+	// A ControlPlane: a patch inside the field the projection refuses,
+	// and a Glance the function projected from it (at the ControlPlane).
+	"controlplane-two-defaults": {functionFails, []where{
+		{"error", "cases/controlplane-two-defaults/kustomization.yaml", 11},
+		{"warning", "controlplane/deployment.yaml", 3}}},
+	"controlplane-hand-written-default": {functionFails, []where{
+		{"error", "controlplane/controlplane.yaml", 5},
+		{"error", "controlplane/controlplane.yaml", 5}}},
 	// The function declared inline in the kustomization.
 	"inline-function-config": {functionFails, []where{{"error", "base/glance.yaml", 1}}},
 	// The function's wiring stage, after its checks: the Deployment.

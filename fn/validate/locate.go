@@ -33,7 +33,7 @@ func (l *locator) finding(r run, res recorded) findings.Finding {
 	f := findings.Finding{Rule: res.Rule, Level: res.Level, Message: res.Message, Object: res.Object}
 	switch {
 	case res.Target != nil:
-		f.File, f.Line = l.object(r, res.Target, res.Field)
+		f.File, f.Line = l.object(r, res.Target, res.Target.Field)
 	case res.Object == "" && r.Config != nil:
 		// about the functionConfig, or the run as a whole
 		f.File, f.Line = l.inFile(r.Config, func(d doc) bool { return d.node.GetKind() == r.ConfigKind && d.node.GetName() == r.ConfigName }, res.Field)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/c5c3/glance-krm/fn/glancekrm"
+	"github.com/c5c3/glance-krm/fn/glancekrm/controlplane"
 )
 
 // Flags of `glance-krm-fn validate` that only validate's own build gives
@@ -71,8 +73,10 @@ type target struct {
 	Names      []string         `json:"names"`      // the original first, the current last
 	Namespaces []string         `json:"namespaces"` // likewise
 	Origin     *resource.Origin `json:"origin,omitempty"`
-	// Sum is a digest of the value at the result's field, "" when the
-	// object has no such field. A digest, not the value: a field may hold
+	// Field is where in it the result is, "" for the object.
+	Field string `json:"field,omitempty"`
+	// Sum is a digest of the value at Field, "" when the object has no
+	// such field. A digest, not the value: a field may hold
 	// a credential, and the record is a file.
 	Sum string `json:"sum,omitempty"`
 }
@@ -136,19 +140,37 @@ func (rec *run) fill(in, out []byte) {
 		}
 		if ref := r.ResourceRef; ref != nil {
 			res.Object = strings.TrimSpace(ref.Kind + " " + joinNS(ref.Namespace, ref.Name))
-			for _, o := range input.Items {
-				if o.GetKind() == ref.Kind && o.GetName() == ref.Name && o.GetNamespace() == ref.Namespace && (ref.APIVersion == "" || o.GetAPIVersion() == ref.APIVersion) {
-					res.Target = targetOf(o, res.Field)
-					break
-				}
-			}
+			res.Target = about(ref, res.Field, input.Items, output.Items)
 		}
 		rec.Results = append(rec.Results, res)
 	}
 }
 
+// about is the object a result is about, in the run's input: the object
+// itself, or, for a child the run projected from a ControlPlane, the
+// ControlPlane (the field is the child's, so it locates nothing there).
+func about(ref *fn.ResourceRef, field string, input, output fn.KubeObjects) *target {
+	is := func(o *fn.KubeObject) bool {
+		return o.GetKind() == ref.Kind && o.GetName() == ref.Name && o.GetNamespace() == ref.Namespace && (ref.APIVersion == "" || o.GetAPIVersion() == ref.APIVersion)
+	}
+	found := slices.IndexFunc(input, is)
+	child := output
+	if found >= 0 {
+		child = input[found : found+1]
+	}
+	if i := slices.IndexFunc(child, is); i >= 0 {
+		if cp := slices.IndexFunc(input, func(o *fn.KubeObject) bool { return controlplane.ProjectedFrom(child[i], o) }); cp >= 0 {
+			return targetOf(input[cp], "")
+		}
+	}
+	if found < 0 {
+		return nil
+	}
+	return targetOf(input[found], field)
+}
+
 func targetOf(o *fn.KubeObject, field string) *target {
-	t := &target{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Origin: origin(o)}
+	t := &target{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Origin: origin(o), Field: field}
 	t.Names = history(o.GetAnnotation(annotationPreviousNames), o.GetName())
 	t.Namespaces = history(o.GetAnnotation(annotationPreviousNS), o.GetNamespace())
 	if field != "" {
