@@ -256,10 +256,12 @@ func TestValidateRefusesWhatItCannotRun(t *testing.T) {
 	}
 	t.Setenv("KUSTOMIZE_PLUGIN_HOME", home)
 	for dir, want := range map[string]string{
-		"refused/remote-base":             "remote resource https://github.com/c5c3/glance-krm",
-		"refused/foreign-function":        "SetDefault set-default (exec ./set-default.sh) declared in refused/foreign-function/set-default.yaml",
-		"refused/legacy-plugin":           "kustomize exec or Go plugin",
-		"refused/inline-foreign-function": "SetDefault set-default (exec ../foreign-function/set-default.sh) declared in refused/inline-foreign-function/kustomization.yaml",
+		"refused/remote-base":                  "remote resource https://github.com/c5c3/glance-krm",
+		"refused/foreign-function":             "SetDefault set-default (exec ./set-default.sh) declared in refused/foreign-function/set-default.yaml",
+		"refused/legacy-plugin":                "kustomize exec or Go plugin",
+		"refused/inline-foreign-function":      "SetDefault set-default (exec ../foreign-function/set-default.sh) declared in refused/inline-foreign-function/kustomization.yaml",
+		"refused/inline-flow-foreign-function": "SetDefault set-default (exec ../foreign-function/set-default.sh) declared in refused/inline-flow-foreign-function/kustomization.yaml",
+		"refused/escaped-annotation":           "SetDefault set-default (exec ../foreign-function/set-default.sh) declared in refused/escaped-annotation/set-default.yaml",
 	} {
 		t.Run(dir, func(t *testing.T) {
 			got, _, out := validate(t, root, dir)
@@ -268,7 +270,7 @@ func TestValidateRefusesWhatItCannotRun(t *testing.T) {
 			}
 		})
 	}
-	for _, dir := range []string{"refused/foreign-function", "refused/legacy-plugin", "refused/inline-foreign-function"} {
+	for _, dir := range []string{"refused/foreign-function", "refused/legacy-plugin", "refused/inline-foreign-function", "refused/inline-flow-foreign-function", "refused/escaped-annotation"} {
 		if built, stderr := build(t, root, dir); built != functionFails {
 			t.Errorf("%s should have made the build fail: it %s\n%s", dir, built, stderr)
 		}

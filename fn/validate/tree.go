@@ -78,7 +78,7 @@ func readTree(dir string, seen map[string]*kustomization) (*kustomization, error
 	// resources only, nothing in them is an object the function sees.
 	for _, list := range [][]string{k.k.Transformers, k.k.Generators, k.k.Validators} {
 		for _, e := range list {
-			if strings.Contains(e, "\n") {
+			if n, err := yaml.Parse(e); err == nil && n.YNode().Kind == yaml.MappingNode {
 				continue // an inline config
 			}
 			if _, err := below(dir, e, file, seen); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/distribution/reference"
 	"sigs.k8s.io/kustomize/api/konfig"
@@ -26,8 +25,10 @@ import (
 //     annotation, or kustomize's older forms) runs this binary as an exec
 //     function (AsFunction): a glance-krm declaration as itself, recording
 //     its results, any other one refusing to run, so that validate never
-//     runs a program the kustomization names;
-//   - the kustomize plugin home is hidden: no exec or Go plugin runs.
+//     runs a program the kustomization names.
+//
+// (kustomize looks for exec and Go plugins on the disk, whatever file
+// system it reads: buildKustomization gives it an empty plugin home.)
 type view struct {
 	filesys.FileSystem
 	root    string // the root kustomization's folder, absolute
@@ -69,15 +70,9 @@ func (v *view) ReadFile(path string) ([]byte, error) {
 	if slices.Contains(konfig.RecognizedKustomizationFileNames(), filepath.Base(abs)) {
 		return v.kustomization(abs, b)
 	}
-	if !mayDeclareFunction(b) {
-		return b, nil
-	}
-	out, changed, err := v.functions(b, v.display(abs))
+	out, err := v.functions(b, v.display(abs))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", v.display(abs), err)
-	}
-	if !changed {
-		return b, nil
 	}
 	return out, nil
 }
@@ -89,17 +84,6 @@ func (v *view) display(abs string) string {
 		return abs
 	}
 	return filepath.Join(v.given, rel)
-}
-
-// mayDeclareFunction is a quick look for the ways a function is declared
-// (runtimeutil.GetFunctionSpec's).
-func mayDeclareFunction(b []byte) bool {
-	for _, s := range []string{"config.kubernetes.io/function", "config.k8s.io/function", "configFn", "config.kubernetes.io/container"} {
-		if bytes.Contains(b, []byte(s)) {
-			return true
-		}
-	}
-	return false
 }
 
 // kustomization rewrites the inline function declarations of a
@@ -116,14 +100,16 @@ func (v *view) kustomization(abs string, b []byte) ([]byte, error) {
 			continue
 		}
 		for _, item := range seq.Value.YNode().Content {
-			if item.Kind != yaml.ScalarNode || !strings.Contains(item.Value, "\n") || !mayDeclareFunction([]byte(item.Value)) {
+			// Inline is whatever parses as an object, on one line too
+			// (kustomize's own test); a path declares nothing.
+			if item.Kind != yaml.ScalarNode {
 				continue
 			}
-			out, ok, err := v.functions([]byte(item.Value), v.display(abs))
+			out, err := v.functions([]byte(item.Value), v.display(abs))
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", v.display(abs), list, err)
 			}
-			if ok {
+			if string(out) != item.Value {
 				item.Value, changed = string(out), true
 			}
 		}
@@ -147,38 +133,44 @@ func (v *view) kustomization(abs string, b []byte) ([]byte, error) {
 }
 
 // functions points every function declared in the documents of b at this
-// binary; changed is false when none is.
-func (v *view) functions(b []byte, where string) (out []byte, changed bool, err error) {
+// binary, and returns b itself when none is. Every document is parsed, as
+// kustomize parses it, and asked as kustomize asks it
+// (runtimeutil.GetFunctionSpec): a declaration is found however it is
+// spelt. What does not parse is no object kustomize could run a function
+// from.
+func (v *view) functions(b []byte, where string) ([]byte, error) {
 	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(b), OmitReaderAnnotations: true}).Read()
 	if err != nil {
-		if bytes.Contains(b, []byte("function:")) {
-			return nil, false, err
-		}
-		return b, false, nil // not YAML kustomize could run a function from
+		return b, nil
 	}
+	changed := false
 	for _, n := range nodes {
-		spec, err := runtimeutil.GetFunctionSpec(n)
-		if err != nil {
-			return nil, false, err
-		}
-		if spec == nil {
-			continue
+		if _, err := n.GetMeta(); err != nil {
+			continue // no object: kustomize runs no function from it either
 		}
 		args := []string{"validate", "--" + FlagRecord, v.records}
-		if !isGlanceKRM(n, spec) {
+		spec, err := runtimeutil.GetFunctionSpec(n)
+		switch {
+		case err != nil:
+			// kustomize fails on it as a plugin config, and passes it on as
+			// an object: either way, validate must not run it.
+			args = append(args, "--"+FlagRefuse, fmt.Sprintf("a function declaration of %s %s in %s it cannot read (%v)", n.GetKind(), n.GetName(), where, err))
+		case spec == nil:
+			continue
+		case !isGlanceKRM(n, spec):
 			args = append(args, "--"+FlagRefuse, describe(n, spec, where))
 		}
 		if err := v.runSelf(n, args); err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		changed = true
 	}
 	if !changed {
-		return b, false, nil
+		return b, nil
 	}
 	var buf bytes.Buffer
 	err = kio.ByteWriter{Writer: &buf}.Write(nodes)
-	return buf.Bytes(), true, err
+	return buf.Bytes(), err
 }
 
 // runSelf makes n declare this binary, with args, as its only function.
