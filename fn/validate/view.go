@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/distribution/reference"
 	"sigs.k8s.io/kustomize/api/konfig"
@@ -139,12 +140,25 @@ func (v *view) kustomization(abs string, b []byte) ([]byte, error) {
 // spelt. What does not parse is no object kustomize could run a function
 // from.
 func (v *view) functions(b []byte, where string) ([]byte, error) {
-	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(b), OmitReaderAnnotations: true}).Read()
+	docs, err := (&kio.ByteReader{Reader: bytes.NewReader(b), OmitReaderAnnotations: true}).Read()
 	if err != nil {
 		return b, nil
 	}
+	nodes := slices.Clone(docs)
 	changed := false
-	for _, n := range nodes {
+	for len(nodes) > 0 {
+		n := nodes[0]
+		nodes = nodes[1:]
+		if n.YNode().Kind != yaml.MappingNode {
+			continue // a JSON 6902 patch, a list of data: no object
+		}
+		if items := n.Field("items"); strings.HasSuffix(n.GetKind(), "List") && items != nil && items.Value.YNode().Kind == yaml.SequenceNode {
+			// kustomize reads a FooList as its items (resource.Factory)
+			for _, it := range items.Value.YNode().Content {
+				nodes = append(nodes, yaml.NewRNode(it))
+			}
+			continue
+		}
 		if _, err := n.GetMeta(); err != nil {
 			continue // no object: kustomize runs no function from it either
 		}
@@ -169,7 +183,7 @@ func (v *view) functions(b []byte, where string) ([]byte, error) {
 		return b, nil
 	}
 	var buf bytes.Buffer
-	err = kio.ByteWriter{Writer: &buf}.Write(nodes)
+	err = kio.ByteWriter{Writer: &buf}.Write(docs)
 	return buf.Bytes(), err
 }
 
