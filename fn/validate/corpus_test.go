@@ -263,6 +263,7 @@ func TestValidateRefusesWhatItCannotRun(t *testing.T) {
 		"refused/inline-flow-foreign-function": "SetDefault set-default (exec ../foreign-function/set-default.sh) declared in refused/inline-flow-foreign-function/kustomization.yaml",
 		"refused/escaped-annotation":           "SetDefault set-default (exec ../foreign-function/set-default.sh) declared in refused/escaped-annotation/set-default.yaml",
 		"refused/list-foreign-function":        "SetDefault set-default (exec ../foreign-function/set-default.sh) declared in refused/list-foreign-function/set-default.yaml",
+		"refused/transformer-folder":           "takes transformers from the folder functions",
 	} {
 		t.Run(dir, func(t *testing.T) {
 			got, _, out := validate(t, root, dir)
@@ -271,7 +272,7 @@ func TestValidateRefusesWhatItCannotRun(t *testing.T) {
 			}
 		})
 	}
-	for _, dir := range []string{"refused/foreign-function", "refused/legacy-plugin", "refused/inline-foreign-function", "refused/inline-flow-foreign-function", "refused/escaped-annotation", "refused/list-foreign-function"} {
+	for _, dir := range []string{"refused/foreign-function", "refused/legacy-plugin", "refused/inline-foreign-function", "refused/inline-flow-foreign-function", "refused/escaped-annotation", "refused/list-foreign-function", "refused/transformer-folder"} {
 		if built, stderr := build(t, root, dir); built != functionFails {
 			t.Errorf("%s should have made the build fail: it %s\n%s", dir, built, stderr)
 		}

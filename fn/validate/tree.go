@@ -74,12 +74,21 @@ func readTree(dir string, seen map[string]*kustomization) (*kustomization, error
 			k.below = append(k.below, sub)
 		}
 	}
-	// Folders of plugin configs are kustomizations too: read for remote
-	// resources only, nothing in them is an object the function sees.
-	for _, list := range [][]string{k.k.Transformers, k.k.Generators, k.k.Validators} {
-		for _, e := range list {
+	// A folder of plugin configs is a kustomization whose build may make
+	// any config a function (commonAnnotations, a patch, a generator's
+	// options) that no file declares: validate could not keep it from
+	// running, so it builds none.
+	for _, list := range []struct {
+		name    string
+		entries []string
+	}{{"transformers", k.k.Transformers}, {"generators", k.k.Generators}, {"validators", k.k.Validators}} {
+		for _, e := range list.entries {
 			if n, err := yaml.Parse(e); err == nil && n.YNode().Kind == yaml.MappingNode {
 				continue // an inline config
+			}
+			path := filepath.Join(dir, e)
+			if info, err := os.Stat(path); err == nil && info.IsDir() {
+				return nil, fmt.Errorf("%s takes %s from the folder %s: its build may declare functions no file names, so validate does not build it; list the config files instead", file, list.name, e)
 			}
 			if _, err := below(dir, e, file, seen); err != nil {
 				return nil, err
