@@ -142,13 +142,16 @@ func (l *locator) generated(t *target) (string, int) {
 	}
 	file := filepath.Join(l.given, o.ConfiguredIn)
 	if k := l.byFile[filepath.Clean(file)]; k != nil {
-		list := map[string]string{"ConfigMapGenerator": "configMapGenerator", "SecretGenerator": "secretGenerator"}[o.ConfiguredBy.Kind]
+		var list string
 		var names []string
-		if list == "configMapGenerator" {
+		switch o.ConfiguredBy.Kind {
+		case "ConfigMapGenerator":
+			list = "configMapGenerator"
 			for _, g := range k.k.ConfigMapGenerator {
 				names = append(names, g.Name)
 			}
-		} else if list == "secretGenerator" {
+		case "SecretGenerator":
+			list = "secretGenerator"
 			for _, g := range k.k.SecretGenerator {
 				names = append(names, g.Name)
 			}

@@ -55,13 +55,14 @@ type patch struct {
 // (kustomize reports it).
 func (k *kustomization) patches() []*patch {
 	var out []*patch
+	//nolint:staticcheck // deprecated, and still applied by kustomize v5: findings point into them
 	for i, p := range k.k.PatchesStrategicMerge {
 		out = append(out, k.patch("patchesStrategicMerge", i, k.item("patchesStrategicMerge", i), string(p), nil))
 	}
 	for _, list := range []struct {
 		name    string
 		patches []types.Patch
-	}{{"patches", k.k.Patches}, {"patchesJson6902", k.k.PatchesJson6902}} {
+	}{{"patches", k.k.Patches}, {"patchesJson6902", k.k.PatchesJson6902}} { //nolint:staticcheck // deprecated, and still applied by kustomize v5
 		for i, p := range list.patches {
 			var text *yaml.Node
 			if it := k.item(list.name, i); it != nil && it.Kind == yaml.MappingNode {
