@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/c5c3/glance-krm/fn/findings"
 )
@@ -33,24 +34,24 @@ func (l *locator) finding(r run, res recorded) findings.Finding {
 	f := findings.Finding{Rule: res.Rule, Level: res.Level, Message: res.Message, Object: res.Object}
 	switch {
 	case res.Target != nil:
-		f.File, f.Line = l.object(r, res.Target, res.Target.Field)
+		f.File, f.Line = l.object(r, res.Target)
 	case res.Object == "" && r.Config != nil:
 		// about the functionConfig, or the run as a whole
-		f.File, f.Line = l.inFile(r.Config, func(d doc) bool { return d.node.GetKind() == r.ConfigKind && d.node.GetName() == r.ConfigName }, res.Field)
+		f.File, f.Line = l.inFile(r.Config, func(n *yaml.RNode) bool { return n.GetKind() == r.ConfigKind && n.GetName() == r.ConfigName }, res.Field)
 	}
 	return f
 }
 
-// object is where a result about t (at field, if any) points: the last
-// patch, name prefix or namespace before the run that wrote the value
-// the function saw, else the object's own file.
-func (l *locator) object(r run, t *target, field string) (string, int) {
+// object is where a result about t (at its field, if any) points: the
+// last patch, name prefix or namespace before the run that wrote the
+// value the function saw, else the object's own file.
+func (l *locator) object(r run, t *target) (string, int) {
 	dir := r.Dir
 	if d, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = d
 	}
 	scope := l.root.under(dir)
-	parts := fieldParts(field)
+	parts := fieldParts(t.Field)
 	if len(parts) == 2 && parts[0] == "metadata" {
 		if file, line := l.renamed(scope, t, parts[1]); file != "" {
 			return file, line
@@ -123,7 +124,7 @@ func (l *locator) written(t *target) (string, *doc) {
 	var found *doc
 	for i, d := range l.docsOf(file) {
 		n := d.node
-		if n.GetKind() != t.Kind || n.GetName() != t.Names[0] {
+		if !isObject(n) || n.GetKind() != t.Kind || n.GetName() != t.Names[0] {
 			continue
 		}
 		if found == nil || n.GetNamespace() == t.Namespaces[0] {
@@ -163,21 +164,21 @@ func (l *locator) generated(t *target) (string, int) {
 		}
 		return file, 0
 	}
-	return l.inFile(&resource.Origin{Path: o.ConfiguredIn}, func(d doc) bool {
-		return d.node.GetKind() == o.ConfiguredBy.Kind && d.node.GetName() == o.ConfiguredBy.Name
+	return l.inFile(&resource.Origin{Path: o.ConfiguredIn}, func(n *yaml.RNode) bool {
+		return n.GetKind() == o.ConfiguredBy.Kind && n.GetName() == o.ConfiguredBy.Name
 	}, "")
 }
 
 // inFile is the line of field in the document of an origin's file that
 // match picks (the first document without one).
-func (l *locator) inFile(o *resource.Origin, match func(doc) bool, field string) (string, int) {
+func (l *locator) inFile(o *resource.Origin, match func(*yaml.RNode) bool, field string) (string, int) {
 	if o.Path == "" || o.Repo != "" {
 		return "", 0
 	}
 	file := filepath.Join(l.given, o.Path)
 	docs := l.docsOf(file)
 	for _, d := range docs {
-		if match(d) {
+		if isObject(d.node) && match(d.node) {
 			_, _, line := descend(d.node, fieldParts(field))
 			return file, d.offset + line
 		}

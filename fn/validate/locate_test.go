@@ -49,7 +49,7 @@ func TestGeneratedObjects(t *testing.T) {
 			filepath.Join(dir, "glance-krm.yaml"), 1},
 	} {
 		o := c.origin
-		file, line := l.object(run{}, &target{Kind: "ConfigMap", Names: []string{"glance-policy"}, Namespaces: []string{"openstack"}, Origin: &o}, "data")
+		file, line := l.object(run{}, &target{Kind: "ConfigMap", Names: []string{"glance-policy"}, Namespaces: []string{"openstack"}, Origin: &o, Field: "data"})
 		if file != c.file || line != c.line {
 			t.Errorf("%s: %s:%d, want %s:%d", o.ConfiguredBy.Kind, file, line, c.file, c.line)
 		}

@@ -113,9 +113,12 @@ func (k *kustomization) patch(list string, i int, text *yaml.Node, value string,
 		}
 		return p
 	}
-	p.docs = docs
+	p.docs = slices.DeleteFunc(docs, func(d doc) bool { return !isObject(d.node) })
 	return p
 }
+
+// isObject: a mapping, which kyaml's accessors of kind and name expect.
+func isObject(n *yaml.RNode) bool { return n.YNode().Kind == yaml.MappingNode }
 
 func fileExists(path string) bool {
 	info, err := os.Stat(path)

@@ -76,15 +76,15 @@ type target struct {
 	// Field is where in it the result is, "" for the object.
 	Field string `json:"field,omitempty"`
 	// Sum is a digest of the value at Field, "" when the object has no
-	// such field. A digest, not the value: a field may hold
-	// a credential, and the record is a file.
+	// such field. A digest, not the value: a field may hold a credential,
+	// and the record is a file.
 	Sum string `json:"sum,omitempty"`
 }
 
-// AsFunction is `glance-krm-fn validate --record DIR`: function (
-// the binary's own filter) on stdin as kustomize runs it, its output and
-// exit code unchanged, and its results recorded in dir. With refuse it
-// runs nothing, records the refusal and fails the build.
+// AsFunction is `glance-krm-fn validate --record DIR`: function (the
+// binary's own filter) run on stdin as kustomize runs it, its output and
+// exit code unchanged, its results recorded in dir. With refuse it runs
+// nothing, records the refusal and fails the build.
 func AsFunction(dir, refuse string, stdin io.Reader, stdout, stderr io.Writer, function func(io.Reader, io.Writer, io.Writer) int) int {
 	wd, _ := os.Getwd()
 	rec := run{Dir: wd}
@@ -121,17 +121,17 @@ func AsFunction(dir, refuse string, stdin io.Reader, stdout, stderr io.Writer, f
 // fill records the results of the output, each with its object from the
 // input.
 func (rec *run) fill(in, out []byte) {
-	input, err := fn.ParseResourceList(in)
+	output, err := fn.ParseResourceList(out)
 	if err != nil {
 		return
+	}
+	input, err := fn.ParseResourceList(in)
+	if err != nil {
+		input = &fn.ResourceList{} // the output says why
 	}
 	if input.FunctionConfig != nil {
 		rec.Config = origin(input.FunctionConfig)
 		rec.ConfigKind, rec.ConfigName = input.FunctionConfig.GetKind(), input.FunctionConfig.GetName()
-	}
-	output, err := fn.ParseResourceList(out)
-	if err != nil {
-		return
 	}
 	for _, r := range output.Results {
 		res := recorded{Level: level(r.Severity), Rule: rule(r), Message: r.Message}
