@@ -107,6 +107,7 @@ func TestPlacements(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := placementTree(t, c)
 			stdout, stderr, err := build(t, filepath.Join(dir, "overlay"))
+			validateAgrees(t, filepath.Join(dir, "overlay"), err, stderr)
 			if c.fail != "" {
 				if err == nil || !strings.Contains(stderr, c.fail) {
 					t.Fatalf("the build must fail with %q; err %v, stderr:\n%s", c.fail, err, stderr)

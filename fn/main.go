@@ -185,25 +185,36 @@ func tool(command string) findings.Tool {
 	return findings.Tool{Name: glancekrm.Name + " " + command, Version: glancekrm.Version, InformationURI: "https://github.com/c5c3/glance-krm"}
 }
 
-// validateFiles runs every check of the function on files and folders
-// (a kustomization's, a kpt package's) without rendering: exit 1 when an
-// error is found, 2 for bad flags or unreadable input.
+// validateFiles gives the function's verdict on kustomizations (as the
+// build gives it), files and folders (package validate): exit 1 when an
+// error is found, 2 for bad flags, unreadable input or a build that fails
+// in kustomize. With --record it is the function in validate's own build.
 func validateFiles(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s validate [--format text|sarif|github] PATH...\n\nPATH: YAML files, or folders (every YAML file below, as written: a kustomization's, a kpt package's).\nExit codes: 0 no error, 1 an error found, 2 usage or unreadable input.\n\n", glancekrm.Name)
+		fmt.Fprintf(stderr, "usage: %s validate [--format text|sarif|github] PATH...\n\nPATH: a kustomization's folder (built as kustomize build --enable-alpha-plugins --enable-exec builds it, the function running where it is declared),\nYAML files, or other folders (every YAML file below, as written: a kpt package's).\nExit codes: 0 no error, 1 an error found, 2 usage, unreadable input, or a build that fails in kustomize.\n\n", glancekrm.Name)
 		fs.PrintDefaults()
 	}
 	format := fs.String("format", findings.FormatText, "text, sarif (code scanning) or github (workflow annotations)")
+	record := fs.String(validate.FlagRecord, "", "internal: run as the function in validate's own kustomize build, recording the results in this folder")
+	refuse := fs.String(validate.FlagRefuse, "", "internal: with --"+validate.FlagRecord+", the function declared in the build that validate does not run")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *record != "" {
+		return validate.AsFunction(*record, *refuse, os.Stdin, stdout, stderr, filter)
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return 2
 	}
-	found, ok, err := validate.Run(fs.Args())
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s validate: %v\n", glancekrm.Name, err)
+		return 2
+	}
+	found, ok, err := validate.Run(fs.Args(), validate.Options{Function: self})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s validate: %v\n", glancekrm.Name, err)
 		return 2

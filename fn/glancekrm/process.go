@@ -218,8 +218,9 @@ func judge(inv *inventory, ge *glanceEntry) (plan, fn.Results, bool) {
 }
 
 // Validate runs every check Process runs, on the same input, and renders
-// nothing: `glance-krm-fn validate` reports the findings of a change
-// without a build. It reports failure when a result is an error.
+// nothing: `glance-krm-fn validate` reports the findings of a change to
+// files or a kpt package without a build (a kustomization it builds, with
+// the function). It reports failure when a result is an error.
 func Validate(rl *fn.ResourceList) bool {
 	_, results := readConfig(rl.FunctionConfig)
 	items, projected := projectControlPlanes(rl.Items)

@@ -12,7 +12,7 @@ import (
 )
 
 func TestRunNamesFileAndLine(t *testing.T) {
-	fs, ok, err := Run([]string{"testdata/pkg"})
+	fs, ok, err := Run([]string{"testdata/pkg"}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,21 +35,21 @@ func TestRunNamesFileAndLine(t *testing.T) {
 		t.Errorf("findings (-want +got):\n%s\n%+v", diff, fs)
 	}
 	// A file alone, as given.
-	fs, _, err = Run([]string{"testdata/pkg/backends.yaml"})
+	fs, _, err = Run([]string{"testdata/pkg/backends.yaml"}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(fs) == 0 || fs[0].File != "testdata/pkg/backends.yaml" || fs[0].Line != 26 {
 		t.Errorf("the file alone: %+v", fs)
 	}
-	if _, _, err := Run([]string{"testdata/missing"}); err == nil {
+	if _, _, err := Run([]string{"testdata/missing"}, Options{}); err == nil {
 		t.Error("a missing path is no error")
 	}
 }
 
 // TestSARIFOfRealFindings: validate's SARIF follows the published schema.
 func TestSARIFOfRealFindings(t *testing.T) {
-	fs, _, err := Run([]string{"testdata/pkg"})
+	fs, _, err := Run([]string{"testdata/pkg"}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

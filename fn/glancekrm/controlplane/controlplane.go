@@ -120,6 +120,13 @@ func IsProjected(o *fn.KubeObject) bool {
 		(o.GetKind() == v1alpha1.GlanceKind || o.GetKind() == v1alpha1.GlanceBackendKind)
 }
 
+// ProjectedFrom is the ControlPlane a projected child came from, by its
+// owner marks: for a finding about the child, the object a user wrote.
+func ProjectedFrom(child, cp *fn.KubeObject) bool {
+	return IsProjected(child) && IsControlPlane(cp) &&
+		cp.GetName() == child.GetLabel(labelControlPlaneName) && cp.GetNamespace() == child.GetLabel(labelControlPlaneNS)
+}
+
 func Project(o *fn.KubeObject) ([]*fn.KubeObject, field.ErrorList) {
 	var cp controlPlane
 	if err := yaml.Unmarshal([]byte(o.String()), &cp); err != nil {
