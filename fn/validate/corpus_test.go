@@ -88,7 +88,7 @@ var corpus = map[string]corpusCase{
 	// message), so the finding is at the Glance.
 	"two-defaults-patch-file": {functionFails, []where{{"error", "base/glance.yaml", 1}}},
 	// An inline patch: the line inside kustomization.yaml's block.
-	"inline-patch-bad-release":          {passes, []where{{"warning", "cases/inline-patch-bad-release/kustomization.yaml", 14}}},
+	"inline-patch-warning":              {passes, []where{{"warning", "cases/inline-patch-warning/kustomization.yaml", 16}}},
 	"inline-json6902-store-description": {functionFails, []where{{"error", "cases/inline-json6902-store-description/kustomization.yaml", 14}}},
 	"deprecated-psm-bad-host":           {functionFails, []where{{"error", "cases/deprecated-psm-bad-host/host.yaml", 8}}},
 	// A component's own file.
@@ -123,7 +123,8 @@ var corpus = map[string]corpusCase{
 	// The function declared inline in the kustomization.
 	"inline-function-config": {functionFails, []where{{"error", "base/glance.yaml", 1}}},
 	// The function's wiring stage, after its checks: the Deployment.
-	"images-mirror-beside-function": {functionFails, []where{{"error", "base/deployment.yaml", 1}}},
+	"images-mirror-beside-function":      {passes, nil},
+	"images-release-tag-beside-function": {functionFails, []where{{"error", "base/glance.yaml", 8}}},
 	// Nothing runs the function: the build checks nothing, and validate
 	// says so.
 	"no-function": {passes, []where{{"warning", "cases/no-function/kustomization.yaml", 0}}},
