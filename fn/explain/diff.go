@@ -31,10 +31,14 @@ const (
 	// ReleaseSkipped: a jump over a release, other than between two SLURP
 	// releases.
 	ReleaseSkipped = "release-skipped"
+	// LocationsLeakKeys: the change turns on an option that shows image
+	// location URLs to API users while they hold the S3 keys (before
+	// 2026.2). It blocks whenever store-removed does.
+	LocationsLeakKeys = "locations-leak-keys"
 )
 
 // Kinds are every warning kind, for --fail-on.
-var Kinds = []string{StoreRemoved, GlanceRemoved, StoreRenamed, StoreLocationChanged, DefaultStoreChanged, CredentialsSecretRenamed, UnknownOption, ReleaseDowngrade, ReleaseSkipped}
+var Kinds = []string{StoreRemoved, GlanceRemoved, StoreRenamed, StoreLocationChanged, DefaultStoreChanged, CredentialsSecretRenamed, UnknownOption, ReleaseDowngrade, ReleaseSkipped, LocationsLeakKeys}
 
 // blocks tells whether a warning of this kind blocks under fail-on.
 func blocks(kind string, failOn []string) bool {
@@ -44,7 +48,7 @@ func blocks(kind string, failOn []string) bool {
 	case ReleaseSkipped:
 		// The function under kpt and the controller refuse it: one verdict.
 		return true
-	case GlanceRemoved, StoreRenamed, StoreLocationChanged:
+	case GlanceRemoved, StoreRenamed, StoreLocationChanged, LocationsLeakKeys:
 		// As hard as removing one store: each strands its images.
 		return slices.Contains(failOn, kind) || slices.Contains(failOn, StoreRemoved)
 	}
@@ -372,6 +376,31 @@ func (r *Report) compareGlance(c *GlanceChange, b, a *Glance) {
 	added, removed, changed, _ := compareObjects(b.Objects, a.Objects)
 	c.Added, c.Removed, c.Changed = append(c.Added, added...), append(c.Removed, removed...), changed
 	r.unknownOptions(g, a)
+	r.locationsLeak(g, b, a)
+}
+
+// locationsLeak warns when the change makes Glance show every reader the
+// S3 keys in image location URLs (v1alpha1.LocationsLeakKeys): an option
+// turned on, a release or a store that makes it leak.
+func (r *Report) locationsLeak(g string, b, a *Glance) {
+	leaks := func(x *Glance) map[string]bool {
+		out := map[string]bool{}
+		def := v1alpha1.ConfigSection{}
+		for k, v := range x.config()["DEFAULT"] {
+			def[k] = v1alpha1.OptionValue(v)
+		}
+		for _, e := range v1alpha1.LocationsLeakKeys(x.Release, map[string]v1alpha1.ConfigSection{"DEFAULT": def}, len(x.Stores)) {
+			out[e.Field] = true
+		}
+		return out
+	}
+	before := leaks(b)
+	for _, opt := range v1alpha1.LocationOptions {
+		f := "spec.extraConfig[DEFAULT][" + opt + "]"
+		if leaks(a)[f] && !before[f] {
+			r.warn(LocationsLeakKeys, g, opt, "[DEFAULT] %s shows every user who may read an image its location URL, and Glance %s writes the store's S3 access and secret key into every S3 location: every store's keys leak to API users; leave it off before 2026.2", opt, a.Release)
+		}
+	}
 }
 
 // relocated says how a kept store's location changes (what every image

@@ -262,3 +262,34 @@ func TestUnchangedImageIsNoDowngrade(t *testing.T) {
 		t.Errorf("warnings on no change: %+v", r.Warnings)
 	}
 }
+
+// TestLocationsLeakKeys: turning on an option that shows location URLs
+// blocks while locations carry keys; on 2026.2, or already on before, not.
+func TestLocationsLeakKeys(t *testing.T) {
+	with := func(release, value string) *Glance {
+		g := glance(map[string]map[string]string{"x": {"s3_store_host": "https://s3"}}, "x")
+		g.Release = release
+		g.Config["default"] = map[string]map[string]string{"DEFAULT": {"workers": "2"}}
+		if value != "" {
+			g.Config["default"]["DEFAULT"]["show_image_direct_url"] = value
+		}
+		return g
+	}
+	for name, c := range map[string]struct {
+		before, after *Glance
+		blocks        bool
+	}{
+		"turned on on 2025.2":  {with("2025.2", ""), with("2025.2", "True"), true},
+		"turned on on 2026.2":  {with("2026.2", ""), with("2026.2", "true"), false},
+		"on before, unchanged": {with("2025.2", "true"), with("2025.2", "true"), false},
+		"turned off":           {with("2025.2", "true"), with("2025.2", "false"), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := Compare(&Render{Glances: map[string]*Glance{"ns/g": c.before}}, &Render{Glances: map[string]*Glance{"ns/g": c.after}}, Options{})
+			found := slices.ContainsFunc(r.Warnings, func(w Warning) bool { return w.Kind == LocationsLeakKeys })
+			if found != c.blocks || r.Blocked() != c.blocks {
+				t.Errorf("warned %v, blocked %v, want %v: %+v", found, r.Blocked(), c.blocks, r.Warnings)
+			}
+		})
+	}
+}

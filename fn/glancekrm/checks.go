@@ -151,14 +151,16 @@ func checkDebugLogsStoreKeys(ge *glanceEntry) (fn.Results, bool) {
 		Name, g.Spec.OpenStackRelease, v1alpha1.BugDebugLogsKeys)), path), tagRule, "debug-logs-store-keys")}, true
 }
 
-// checkLocationsLeakKeys: show_image_direct_url and
+// checkLocationsLeakKeys warns when show_image_direct_url or
 // show_multiple_locations show every reader an image's location URLs,
-// which hold the store's S3 keys before 2026.2 (v1alpha1.LocationsLeakKeys).
+// which hold the store's S3 keys before 2026.2
+// (v1alpha1.LocationsLeakKeys). A warning, not an error: the seed's own
+// samples turn show_image_direct_url on, and its CRs must keep rendering;
+// explain blocks the change that turns it on (locations-leak-keys).
 func checkLocationsLeakKeys(ge *glanceEntry) (fn.Results, bool) {
-	errs := v1alpha1.LocationsLeakKeys(ge.g.Spec.OpenStackRelease, ge.g.Spec.ExtraConfig, len(ge.backends))
-	rs := fieldResults(ge.obj, errs)
-	for i := range rs {
-		rs[i] = withTag(rs[i], tagRule, "locations-leak-keys")
+	var rs fn.Results
+	for _, e := range v1alpha1.LocationsLeakKeys(ge.g.Spec.OpenStackRelease, ge.g.Spec.ExtraConfig, len(ge.backends)) {
+		rs = append(rs, withTag(withField(objectResult(ge.obj, fn.Warning, Name+": "+e.Detail), e.Field), tagRule, "locations-leak-keys"))
 	}
-	return rs, len(errs) == 0
+	return rs, true
 }

@@ -279,11 +279,10 @@ func TestOwnership(t *testing.T) {
 			results: []want{{fn.Error, `option "s3_store_thread_pool" is not an option of an S3 store in Glance 2025.1 (Debian trixie: glance-api 2:30.0.0-3+deb13u5, python3-glance-store 4.9.1-2)`},
 				{fn.Error, `did you mean "s3_store_thread_pools"?`}},
 		},
-		"show_image_direct_url with S3 stores whose locations carry keys fails the build": {
+		"show_image_direct_url with S3 stores whose locations carry keys warns": {
 			input: docs(testGlance+"  extraConfig: {DEFAULT: {show_image_direct_url: 'true'}}\n", testBackend("primary", "glance", true)),
-			results: []want{{fn.Error, `spec.extraConfig[DEFAULT][show_image_direct_url]: Invalid value: "true": option [DEFAULT] show_image_direct_url shows every user who may read an image its location URL, and Glance 2025.2`},
-				{fn.Error, "it would leak the keys of every store"}},
-			absent: []string{"kind: Secret"},
+			results: []want{{fn.Warning, `glance-krm: option [DEFAULT] show_image_direct_url shows every user who may read an image its location URL, and Glance 2025.2`},
+				{fn.Warning, "it would leak the keys of every store"}},
 		},
 		"show_multiple_locations on 2026.2 (locations without keys) renders": {
 			input:   docs(strings.Replace(testGlance, `"2025.2"`, `"2026.2"`, -1)+"  extraConfig: {DEFAULT: {show_image_direct_url: 'true'}}\n", testBackend("primary", "glance", true)),

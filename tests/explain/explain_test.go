@@ -168,6 +168,11 @@ var scenarios = map[string]func(t *testing.T, dir string) string{
 	"image-downgraded": func(t *testing.T, dir string) string {
 		return overlay(t, dir, "older-image", "resources: [../standalone]\nimages:\n  - name: ghcr.io/c5c3/glance\n    newTag: \"2025.1\"\n")
 	},
+	// show_image_direct_url turned on while locations hold the S3 keys.
+	"direct-url-on": func(t *testing.T, dir string) string {
+		edit(t, filepath.Join(dir, "standalone/resources/glance.yaml"), "  keystoneEndpoint: http://keystone.openstack.svc.cluster.local:5000/v3\n", "  keystoneEndpoint: http://keystone.openstack.svc.cluster.local:5000/v3\n  extraConfig:\n    DEFAULT:\n      show_image_direct_url: \"true\"\n")
+		return filepath.Join(dir, "standalone")
+	},
 	// An option of glance-api.conf that is no store's: every change is shown.
 	"option-changed": func(t *testing.T, dir string) string {
 		edit(t, filepath.Join(dir, "standalone/resources/glance.yaml"), "  keystoneEndpoint: http://keystone.openstack.svc.cluster.local:5000/v3\n", "  keystoneEndpoint: http://keystone.openstack.svc.cluster.local:5000/v3\n  region: RegionTwo\n")
@@ -215,6 +220,8 @@ var want = map[string]struct {
 		lines: []string{"moves from host http://garage.shared-services.svc.cluster.local:3900 to https://garage.shared-services.svc.cluster.local:3900"}},
 	"image-downgraded": {warnings: []string{explain.ReleaseDowngrade}, exit: 1,
 		lines: []string{"the release the pods run goes down from 2025.2 to 2025.1", "the glance-api image of Deployment/glance, ghcr.io/c5c3/glance:2025.1, is of release 2025.1", "rolls: Deployment/glance"}},
+	"direct-url-on": {warnings: []string{explain.LocationsLeakKeys}, exit: 1,
+		lines: []string{"glance-api.conf [DEFAULT] show_image_direct_url: (none) -> true", "every store's keys leak to API users", "--acknowledge locations-leak-keys/openstack/glance/show_image_direct_url"}},
 	"option-changed":      {lines: []string{"glance-api.conf [keystone_authtoken] region_name: (none) -> RegionTwo"}},
 	"region-changed":      {lines: []string{"store primary: s3_store_region_name garage -> garage-2"}},
 	"credentials-renamed": {warnings: []string{explain.CredentialsSecretRenamed}, lines: []string{`credentials Secret of store "secondary" changes from "garage-s3-credentials" to "garage-s3-credentials-2026"`}},

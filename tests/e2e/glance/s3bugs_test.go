@@ -201,11 +201,12 @@ func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, 
 	write(t, file, backends)
 
 	primary := secretValue(t, secrets, "primary-s3-credentials")
-	// show_image_direct_url: the function refuses it while locations carry
-	// the keys (v1alpha1.LocationsLeakKeys), so the check turns it on in
-	// the rendered file itself and reads what an image then shows.
+	// show_image_direct_url: the function warns of it while locations carry
+	// the keys, and explain blocks turning it on
+	// (v1alpha1.LocationsLeakKeys); the check turns it on in the rendered
+	// file itself and reads what an image then shows.
 	refused := v1alpha1.LocationsLeakKeys(rel.catalog, map[string]v1alpha1.ConfigSection{"DEFAULT": {"show_image_direct_url": "true"}}, 1) != nil
-	check(t, "show_image_direct_url on "+rel.catalog+": an image's direct_url shows its store's secret key: "+yesNo(refused)+" (glance-krm refuses the option: "+yesNo(refused)+")", func(t *testing.T) {
+	check(t, "show_image_direct_url on "+rel.catalog+": an image's direct_url shows its store's secret key: "+yesNo(refused)+" (glance-krm warns and explain blocks: "+yesNo(refused)+")", func(t *testing.T) {
 		r := render(t, rel, dir, filepath.Join(root, "direct-url"))
 		conf, err := os.ReadFile(r.apiConf)
 		if err != nil || !strings.Contains(string(conf), "[DEFAULT]\n") {
@@ -225,7 +226,7 @@ func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, 
 			t.Fatalf("GET /v2/images/%s: %d, %v, no direct_url", id, status, err)
 		}
 		if shows := logHolds(image.DirectURL, primary["secret-access-key"]); shows != refused {
-			t.Errorf("direct_url shows the secret key: %v; glance-krm refuses the option on %s: %v", shows, rel.catalog, refused)
+			t.Errorf("direct_url shows the secret key: %v; glance-krm warns of the option on %s: %v", shows, rel.catalog, refused)
 		}
 	})
 	logsKeys := v1alpha1.DebugLogsStoreKeys(rel.catalog)
