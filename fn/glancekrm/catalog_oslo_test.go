@@ -131,15 +131,15 @@ func readCatalog(t *testing.T, py testenv.Python, script string, cat *catalogs.C
 		t.Fatal(err)
 	}
 
-	var read map[string]map[string]struct{ Want, Got string }
+	var read map[string]map[string]struct{ Want, Got, From string }
 	ask(map[string]any{"file": path, "values": planned.Values}, &read)
 	bad, got := 0, 0
 	for _, s := range sortedNames(read) {
 		for _, k := range sortedNames(read[s]) {
 			got++
-			if r := read[s][k]; r.Got != r.Want {
+			if r := read[s][k]; r.Got != r.Want || r.From != "user "+path {
 				bad++
-				t.Errorf("%s: [%s] %s: oslo.config read %s from the file, want %s", py.Suite, s, k, r.Got, r.Want)
+				t.Errorf("%s: [%s] %s: oslo.config read %s (from: %s), want %s from the file", py.Suite, s, k, r.Got, r.From, r.Want)
 			}
 		}
 	}

@@ -9,11 +9,13 @@ Two requests on stdin, one JSON line each, each answered with one line:
    [option, ...], "fixed": {section: {option: value}}}
     -> {"values": {section: {option: value}}, "unknown": [[section,
        option, why], ...]}: a value for each option that is valid for
-       its type and differs from its default (fixed ones as given);
+       its type and, unless it is its type's only one, differs from its
+       default (fixed ones as given);
   {"file": path, "values": {section: {option: value}}}
-    -> {section: {option: {"want": ..., "got": ...}}}: the value written
-       as the option's type parses it, and what oslo.config read from the
-       file (its default when it does not read the option from a file).
+    -> {section: {option: {"want": ..., "got": ..., "from": ...}}}: the
+       value written as the option's type parses it, what oslo.config
+       read (its default when it does not read the option from the file),
+       and where it says the value came from ("user <path>" for the file).
 An option is found by its dest or by its name, so a catalog naming the
 command-line spelling finds the option and reads back its default.
 """
@@ -22,8 +24,12 @@ import logging
 import os
 import sys
 import tempfile
+import traceback
 
+from glance_store import multi_backend
+from keystoneauth1 import loading
 from oslo_config import cfg, generator, types
+from oslo_log import log
 
 logging.disable(logging.CRITICAL)  # deprecation warnings, on stderr
 
@@ -35,17 +41,18 @@ NAMESPACES = [
 # glance/common/wsgi.py's RESERVED_STORES, which glance-api passes to
 # glance_store.
 RESERVED = {"os_glance_staging_store": "file", "os_glance_tasks_store": "file"}
+LISTED = generator._list_opts(NAMESPACES)
 
 
 def registered(path):
-    """A ConfigOpts that has read path, with glance-api's options."""
-    from glance_store import multi_backend
-    from keystoneauth1 import loading
-    from oslo_log import log
-
-    conf = cfg.ConfigOpts()
+    """cfg.CONF, the object glance-api reads (glance_store 5 registers a
+    store's options on it, whatever object it is handed), having read
+    path, with glance-api's options. Once per process: each request is
+    answered in a fork."""
+    conf = cfg.CONF
     log.register_options(conf)  # as glance/cmd/api.py: on the command line
-    for _, groups in generator._list_opts(NAMESPACES):
+    late = []
+    for _, groups in LISTED:
         for group, opts in groups:
             name = getattr(group, "name", group) or "DEFAULT"
             if name.startswith("glance.store."):
@@ -53,15 +60,22 @@ def registered(path):
             if isinstance(group, cfg.OptGroup):
                 conf.register_group(group)
             for opt in opts:
+                if opt.required:
+                    late.append((opt, name))
+                    continue
                 try:
                     conf.register_opt(opt, None if name == "DEFAULT" else name)
                 except cfg.DuplicateOptError:
                     pass  # oslo.log's, registered above as the CLI options
     loading.register_auth_conf_options(conf, "keystone_authtoken")
     conf(args=[], project="glance", default_config_files=[path])
-    # keystonemiddleware registers its auth plugin's options once it loads
-    # the plugin, after the files are read (auth_url is required).
+    # A required option is registered by the code that uses it, after the
+    # files are read (glance-api would not start otherwise): the password
+    # plugin's auth_url once keystonemiddleware loads it, sid's
+    # [oslo_middleware_tracing] service_name.
     conf.register_opts(loading.get_auth_plugin_conf_options("password"), group="keystone_authtoken")
+    for opt, name in late:
+        conf.register_opt(opt, None if name == "DEFAULT" else name)
     # As glance-api once enabled_backends is read: the stores' options,
     # the reserved filesystem stores', each store's driver registering
     # its own (glance_store.create_multi_stores, without configuring).
@@ -143,39 +157,67 @@ def values(req):
                 unknown.append([section, name, why])
                 continue
             default = group(conf, section)[opt.dest]
+            valid = []
             for c in candidates(opt.type):
                 try:
-                    if parse(opt, c) != default:
-                        out.setdefault(section, {})[name] = c
-                        break
+                    valid.append((parse(opt, c) == default, c))
                 except (ValueError, TypeError):
                     continue
-            else:
-                unknown.append([section, name, "no candidate value is valid for %r and differs from its default %r" % (opt.type, default)])
+            if not valid:
+                unknown.append([section, name, "no candidate value is valid for %r" % opt.type])
+                continue
+            # Not the default where the type allows (a sole choice does
+            # not): the read checks where the value came from as well.
+            out.setdefault(section, {})[name] = min(valid, key=lambda v: v[0])[1]
     return {"values": out, "unknown": unknown}
 
 
 def read(req):
     conf = registered(req["file"])
     out = {}
+
+    def get(section, name, written):
+        opt, why = find(conf, section, name)
+        if opt is None:
+            return {"want": repr(written), "got": why}
+        try:
+            got = repr(group(conf, section)[opt.dest])
+            loc = conf.get_location(opt.dest, None if section == "DEFAULT" else section)
+            where = "%s %s" % (loc.location.name, loc.detail) if loc else "nowhere (a default of None)"
+        except Exception as e:  # noqa: BLE001 - reported: the test fails on it
+            got, where = "%s: %s" % (type(e).__name__, e), ""
+        return {"want": repr(parse(opt, written)), "got": got, "from": where}
+
+    # The file sets fatal_deprecations, which makes reading any option
+    # deprecated for removal raise: read it first, then turn it off.
+    fatal = req["values"].get("DEFAULT", {}).get("fatal_deprecations")
+    if fatal is not None:
+        out.setdefault("DEFAULT", {})["fatal_deprecations"] = get("DEFAULT", "fatal_deprecations", fatal)
+        conf.set_override("fatal_deprecations", False)
     for section, kv in req["values"].items():
         for name, written in kv.items():
-            opt, why = find(conf, section, name)
-            if opt is None:
-                out.setdefault(section, {})[name] = {"want": repr(written), "got": why}
-                continue
-            try:
-                got = group(conf, section)[opt.dest]
-            except Exception as e:  # noqa: BLE001 - reported: the test fails on it
-                got = "%s: %s" % (type(e).__name__, e)
-            out.setdefault(section, {})[name] = {"want": repr(parse(opt, written)), "got": repr(got)}
+            if (section, name) != ("DEFAULT", "fatal_deprecations"):
+                out.setdefault(section, {})[name] = get(section, name, written)
     return out
 
 
-def answer(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+def answer(handle):
+    """Answers the next request in a fork, on a pristine cfg.CONF."""
+    req = json.loads(sys.stdin.readline())
+    pid = os.fork()
+    if pid == 0:
+        try:
+            sys.stdout.write(json.dumps(handle(req)) + "\n")
+            sys.stdout.flush()
+        except BaseException:  # noqa: BLE001 - the test shows it and fails
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        sys.exit(1)
 
 
-answer(values(json.loads(sys.stdin.readline())))
-answer(read(json.loads(sys.stdin.readline())))
+answer(values)
+answer(read)
