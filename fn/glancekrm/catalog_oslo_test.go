@@ -42,6 +42,7 @@ func TestCatalogsReadByOsloConfig(t *testing.T) {
 	}
 	for _, py := range matrix {
 		t.Run(py.Release, func(t *testing.T) {
+			t.Parallel() // each in its own python3, mostly importing
 			py.Require(t)
 			cat := catalogs.For(py.Release)
 			if cat == nil {
