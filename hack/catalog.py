@@ -2,7 +2,9 @@
 JSON: what glance-api reads from a store section (the S3 driver's options
 and the options every store has) and from glance-api.conf (every group
 oslo-config-generator prints for glance-api's namespaces), with each
-option's type and secret flag, and where it came from.
+option's type and secret flag, and where it came from. Every option is
+named as oslo.config reads it from a file: by its dest (log_dir), which
+is not always its name (the command-line option log-dir).
 
 Run with the Debian python of the release (make generate-catalogs runs it
 on this machine and in each root file system). Never hand-edit its output.
@@ -42,7 +44,7 @@ def kind(opt):
 release, suite = sys.argv[1], sys.argv[2]
 store = {}
 for opt in list(s3.Store.OPTIONS) + list(getattr(s3.Store, "MULTI_BACKEND_OPTIONS", None) or driver._MULTI_BACKEND_OPTS):
-    store[opt.name] = {"type": kind(opt), "secret": bool(opt.secret)}
+    store[opt.dest] = {"type": kind(opt), "secret": bool(opt.secret)}
 
 args = ["oslo-config-generator", "--format", "yaml"]
 for ns in NAMESPACES:
@@ -52,7 +54,17 @@ config = {}
 for group, v in data["options"].items():
     if group.startswith("glance.store."):
         continue  # store templates: store sections are GlanceBackends
-    config[group] = {o["name"]: {"type": o["type"], "secret": bool(o.get("secret"))} for o in v["opts"]}
+    # A file sets an option by its dest, never by its name: the generator
+    # prints a command-line option (oslo.log's log-dir, use-json) by its
+    # command-line spelling, which oslo.config ignores in a file. A
+    # deprecated name (deprecated_opts) is read too, with a warning, but is
+    # left out: it would slip past the owned-option and secret-option rules,
+    # which know the current names only.
+    opts = config[group] = {}
+    for o in v["opts"]:
+        if o["dest"] in opts:
+            sys.exit("catalog.py: [%s] %s is registered twice" % (group, o["dest"]))
+        opts[o["dest"]] = {"type": o["type"], "secret": bool(o.get("secret"))}
 
 # Groups glance registers at run time, which the generator does not print:
 # the password plugin's options under [keystone_authtoken] (auth_type is
@@ -65,14 +77,14 @@ for opt in loading.get_auth_common_conf_options() + loading.get_auth_plugin_conf
     ks.setdefault(opt.dest, {"type": kind(opt), "secret": bool(opt.secret)})
 for group in ("os_glance_staging_store", "os_glance_tasks_store"):
     for opt in list(filesystem.Store.OPTIONS) + list(getattr(filesystem.Store, "MULTI_BACKEND_OPTIONS", None) or driver._MULTI_BACKEND_OPTS):
-        config.setdefault(group, {})[opt.name] = {"type": kind(opt), "secret": bool(opt.secret)}
+        config.setdefault(group, {})[opt.dest] = {"type": kind(opt), "secret": bool(opt.secret)}
 
 # From glance_store 5.0 on, [backend_defaults] holds defaults for every
 # store's options.
 shared = getattr(driver, "SHARED_CONF_GROUP", None)
 if shared:
     for opt in list(s3.Store.OPTIONS) + list(filesystem.Store.OPTIONS):
-        config.setdefault(shared, {})[opt.name] = {"type": kind(opt), "secret": bool(opt.secret)}
+        config.setdefault(shared, {})[opt.dest] = {"type": kind(opt), "secret": bool(opt.secret)}
 
 import glance  # noqa: E402
 if glance.__file__.startswith("/usr/local/"):

@@ -69,3 +69,46 @@ func OsloConfig(t testing.TB) string {
 	}
 	return python
 }
+
+// GlancePython is the python3 of one release's Glance, with that
+// release's glance, glance_store and oslo libraries: this machine's, or
+// the one in the root file system Env names.
+type GlancePython struct {
+	Release string
+	Env     string // GLANCE_ROOTFS_<NAME>; "" for this machine's
+	Python
+}
+
+// GlancePythons are the python3 of every release the e2e tests run:
+// bookworm's on this machine (2022.2, `make deps-glance`) and the root
+// file systems of tests/e2e/glance/rootfs.sh that make names in
+// GLANCE_ROOTFS_<NAME>. Check each under t.Run(Release) after Require.
+func GlancePythons() []GlancePython {
+	out := []GlancePython{{Release: "2022.2", Python: Python{Suite: "bookworm"}}}
+	for _, r := range [][3]string{
+		{"2025.1", "GLANCE_ROOTFS_TRIXIE", "trixie"},
+		{"2025.2", "GLANCE_ROOTFS_2025_2", "2025.2 over trixie"},
+		{"2026.1", "GLANCE_ROOTFS_2026_1", "2026.1 over trixie"},
+		{"2026.2", "GLANCE_ROOTFS_SID", "sid"},
+	} {
+		out = append(out, GlancePython{Release: r[0], Env: r[1], Python: Python{Suite: r[2], Rootfs: os.Getenv(r[1])}})
+	}
+	return out
+}
+
+// Require skips (fails under make) when the release's Glance is not
+// there: its root file system is not named, or this machine's python3
+// has no glance.
+func (g GlancePython) Require(t testing.TB) {
+	t.Helper()
+	OsloConfig(t)
+	if g.Env != "" {
+		if g.Rootfs == "" {
+			Missing(t, g.Env+" (the root file system of "+g.Release+"'s Glance)", "make unit")
+		}
+		return
+	}
+	if out, err := exec.Command("/usr/bin/python3", "-c", "import glance, glance_store").CombinedOutput(); err != nil {
+		Missing(t, "Debian's glance-api ("+err.Error()+": "+string(out)+")", "make deps-glance")
+	}
+}
