@@ -197,7 +197,9 @@ func names(objs fn.KubeObjects) []string {
 // default store also makes another store the default: it passes.
 func TestStoreDrainOfTheDefaultMovedAway(t *testing.T) {
 	rl, failed := runFnOn(t, docs(testGlance, drainingBackend("a", "b", false), testBackend("b", "glance", true)))
-	if failed || !slices.ContainsFunc(rl.Items, func(o *fn.KubeObject) bool { return o.GetKind() == "Job" && o.GetAnnotation(v1alpha1.AnnotationDrainFrom) == "a" }) {
+	if failed || !slices.ContainsFunc(rl.Items, func(o *fn.KubeObject) bool {
+		return o.GetKind() == "Job" && o.GetAnnotation(v1alpha1.AnnotationDrainFrom) == "a"
+	}) {
 		t.Errorf("the drain of a former default did not pass: %v", rl.Results)
 	}
 }
