@@ -121,8 +121,11 @@ func (s *scenario) runDrain() {
 		}
 		testenv.Eventually(t, 3*time.Minute, time.Second, "image "+both+" in both stores", func() error {
 			img, err := s.glance.listed(ctx, both, "visibility=all")
-			if err != nil || img["stores"] != "primary,secondary" && img["stores"] != "secondary,primary" {
-				return fmt.Errorf("image %s: %v %v", both, img["stores"], err)
+			if err != nil {
+				return err
+			}
+			if img["stores"] != "primary,secondary" && img["stores"] != "secondary,primary" {
+				return fmt.Errorf("image %s is in stores %v", both, img["stores"])
 			}
 			return nil
 		})
