@@ -125,6 +125,18 @@ func TestStoreDrainJob(t *testing.T) {
 		t.Error("a second run on its own output changed it")
 	}
 
+	// The next commit drops the annotation: a run on the last output (as
+	// kpt keeps it) drops every drain object, the record too.
+	dropped := bytes.Replace(itemsOf(t, mustYAML(t, rl)), []byte("glance.openstack.c5c3.io/drain-to: b"), []byte("other: x"), 1)
+	out, failed := runFn(t, dropped)
+	rl2, err := fn.ParseResourceList(out)
+	if err != nil || failed {
+		t.Fatalf("failed: %v %s", err, out)
+	}
+	if i := slices.IndexFunc(rl2.Items, func(o *fn.KubeObject) bool { return strings.Contains(o.GetName(), "store-drain") }); i >= 0 {
+		t.Errorf("the drain is no longer asked for, yet %s %s stays", rl2.Items[i].GetKind(), rl2.Items[i].GetName())
+	}
+
 	// Without the annotation, no drain object.
 	rl, _ = runFnOn(t, docs(glanceWith(twoAPIs), testBackend("a", "glance", false), testBackend("b", "glance", true)))
 	if i := slices.IndexFunc(rl.Items, func(o *fn.KubeObject) bool { return strings.Contains(o.GetName(), "store-drain") }); i >= 0 {
