@@ -1,6 +1,7 @@
 package glance
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,7 +15,8 @@ import (
 // JudgeDrains reads the records the Glance's store drain Jobs write
 // (ConfigMaps labelled glance.openstack.c5c3.io/component=drain-record)
 // into StoresDrained: True once every drain says Complete with no image
-// left, False while one runs (DrainInProgress) or when one failed
+// left, False while one runs or its Job has not written yet (the render
+// holds the record empty: DrainInProgress) or when one failed
 // (DrainFailed: the images it could not move keep their location in the
 // leaving store). Nil without a record: no drain was asked for.
 func JudgeDrains(glance string, records []corev1.ConfigMap) *conditions.Condition {
@@ -27,6 +29,9 @@ func JudgeDrains(glance string, records []corev1.ConfigMap) *conditions.Conditio
 		d := r.Data
 		what := fmt.Sprintf("%s into %s", d[v1alpha1.DrainRecordFrom], d[v1alpha1.DrainRecordTo])
 		switch {
+		case d[v1alpha1.DrainRecordState] == "":
+			from := cmp.Or(r.Annotations[v1alpha1.AnnotationDrainFrom], d[v1alpha1.DrainRecordFrom])
+			running = append(running, fmt.Sprintf("%s (waiting for the drain Job: ConfigMap %s has no state yet)", cmp.Or(from, "a store"), r.Name))
 		case d[v1alpha1.DrainRecordState] == v1alpha1.DrainComplete && d[v1alpha1.DrainRecordRemaining] == "0":
 			done = append(done, what)
 		case d[v1alpha1.DrainRecordState] == v1alpha1.DrainFailed:

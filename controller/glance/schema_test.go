@@ -99,8 +99,17 @@ func record(glance, from, to, state, remaining string) corev1.ConfigMap {
 	}
 }
 
+// rendered is a record as the render holds it, before its Job writes.
+func rendered(glance, from string) corev1.ConfigMap {
+	return corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.DrainRecordName(glance, from),
+		Labels:      map[string]string{v1alpha1.LabelGlance: glance, v1alpha1.LabelComponent: v1alpha1.ComponentDrainRecord, v1alpha1.LabelManagedBy: v1alpha1.ManagedByGlanceKRM},
+		Annotations: map[string]string{v1alpha1.AnnotationDrainFrom: from}}}
+}
+
 // TestJudgeDrains: the drain records say StoresDrained; a failure wins
-// over a running drain, which wins over complete ones.
+// over a running drain, which wins over complete ones; a record the
+// render holds whose Job has not written is a drain waiting, never a
+// complete one.
 func TestJudgeDrains(t *testing.T) {
 	for name, tc := range map[string]struct {
 		records []corev1.ConfigMap
@@ -112,7 +121,11 @@ func TestJudgeDrains(t *testing.T) {
 		"complete":         {records: []corev1.ConfigMap{record("glance", "a", "b", "Complete", "0")}, reason: v1alpha1.ReasonDrainComplete, says: "a into b"},
 		"complete, 2 left": {records: []corev1.ConfigMap{record("glance", "a", "b", "Complete", "2")}, reason: v1alpha1.ReasonDrainInProgress, says: "2 images left"},
 		"running":          {records: []corev1.ConfigMap{record("glance", "a", "b", "Complete", "0"), record("glance", "c", "b", "Running", "4")}, reason: v1alpha1.ReasonDrainInProgress, says: "c into b (4 images left)"},
-		"failed":           {records: []corev1.ConfigMap{record("glance", "c", "b", "Running", "4"), record("glance", "a", "b", "Failed", "1")}, reason: v1alpha1.ReasonDrainFailed, says: "a into b (1 images left; ConfigMap glance-store-drain-a"},
+		"rendered, no Job yet": {records: []corev1.ConfigMap{rendered("glance", "a")}, reason: v1alpha1.ReasonDrainInProgress,
+			says: "a (waiting for the drain Job: ConfigMap glance-store-drain-a has no state yet)"},
+		"one complete, one rendered": {records: []corev1.ConfigMap{record("glance", "c", "b", "Complete", "0"), rendered("glance", "a")}, reason: v1alpha1.ReasonDrainInProgress,
+			says: "waiting for the drain Job"},
+		"failed": {records: []corev1.ConfigMap{record("glance", "c", "b", "Running", "4"), record("glance", "a", "b", "Failed", "1")}, reason: v1alpha1.ReasonDrainFailed, says: "a into b (1 images left; ConfigMap glance-store-drain-a"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := JudgeDrains("glance", tc.records)

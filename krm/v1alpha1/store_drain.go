@@ -1,8 +1,11 @@
 package v1alpha1
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -45,10 +48,56 @@ const (
 	DrainFailed   = "Failed"
 )
 
-// DrainRecordName is the record ConfigMap of the drain of one store: a
-// stable name, which explain and the controller look up.
+// The limits the drain's names keep for every valid input (a Glance of
+// MaxGlanceNameLength, a store of a DNS subdomain's 253 characters): a
+// ConfigMap's name is a DNS subdomain; a Job's is at most 63 characters,
+// because its pods carry it in their job-name label.
+const (
+	maxObjectName = 253
+	maxJobName    = 63
+	// nameHashLen hex digits of a hash of the full name end a name that
+	// had to be shortened, so that two stores never share one.
+	nameHashLen = 8
+)
+
+// DrainRecordName is the record ConfigMap of the drain of one store,
+// <glance>-store-drain-<store>: a stable name, which the function
+// renders and explain and the controller look up. A name past a
+// ConfigMap's 253 characters is cut and ends in a hash of the whole.
 func DrainRecordName(glance, store string) string {
-	return glance + "-store-drain-" + store
+	full := glance + "-store-drain-" + store
+	if len(full) <= maxObjectName {
+		return full
+	}
+	return shortened(full, full, maxObjectName)
+}
+
+// DrainJobName is the name of a store's drain Job, <glance>-store-drain-
+// <store>-<specHash> (JobName): an unchanged drain is not rerun once
+// complete, a changed one is.
+func DrainJobName(glance, store, specHash string) string {
+	return JobName(glance+"-store-drain-"+store, specHash)
+}
+
+// JobName is a generated Job's name, base-<specHash>, the hash of its
+// spec last. A Job's name is a label value of its pods, so it is kept to
+// 63 characters and to a DNS label (dots become dashes): where base does
+// not fit, it is cut and a hash of it follows, which tells apart the
+// names it cut.
+func JobName(base, specHash string) string {
+	max := maxJobName - len(specHash) - 1
+	if len(base) <= max && !strings.Contains(base, ".") {
+		return base + "-" + specHash
+	}
+	return shortened(strings.ReplaceAll(base, ".", "-"), base, max) + "-" + specHash
+}
+
+// shortened is name cut to fit max with the hash of full after it; the
+// cut never ends in a dash or a dot (a name's parts end alphanumeric).
+func shortened(name, full string, max int) string {
+	sum := sha256.Sum256([]byte(full))
+	name = strings.TrimRight(name[:min(len(name), max-nameHashLen-1)], "-.")
+	return name + "-" + hex.EncodeToString(sum[:])[:nameHashLen]
 }
 
 // StoreDrain is one requested drain: images move from From into To
@@ -59,20 +108,13 @@ type StoreDrain struct {
 	From, To, API string
 }
 
-// DrainJobPrefix starts the name of a store's drain Job, which a hash of
-// its spec ends (-<8 hex digits>); a Job's name is at most 63
-// characters (its pods' job-name label).
-func DrainJobPrefix(glance, store string) string {
-	return DrainRecordName(glance, store) + "-"
-}
-
-const maxJobName = 63
-
 // StoreDrains reads the drain-to annotations of a Glance's attached
 // backends (by name, with each annotation's value) against its APIs:
-// the target must be another attached store, not itself leaving, one API
-// must serve both, and the drain Job's name must fit. It returns the
-// valid drains, sorted by store.
+// the leaving store must be no API's default store (new uploads land in
+// the default, and its removal would orphan them; a commit that moves the
+// default elsewhere passes), the target must be another attached store,
+// not itself leaving, and one API must serve both. It returns the valid
+// drains, sorted by store.
 func StoreDrains(glance string, annotations map[string]string, apis []ResolvedAPI) ([]StoreDrain, map[string]*field.Error) {
 	errs := map[string]*field.Error{}
 	var out []StoreDrain
@@ -83,9 +125,11 @@ func StoreDrains(glance string, annotations map[string]string, apis []ResolvedAP
 			continue
 		}
 		_, toIsAttached := annotations[to]
+		defaultOf := slices.IndexFunc(apis, func(a ResolvedAPI) bool { return a.Default == from })
 		switch {
-		case len(DrainJobPrefix(glance, from))+8 > maxJobName:
-			errs[from] = field.Invalid(path, to, fmt.Sprintf("the drain Job of store %q would be named %s<hash>, longer than a Job's 63 characters: drain it under a shorter Glance or store name", from, DrainJobPrefix(glance, from)))
+		case defaultOf >= 0:
+			errs[from] = field.Invalid(path, to, fmt.Sprintf("store %q is the default store of Image API %q: new uploads land in the default store and would be orphaned by the store's removal; move the default to another store (isDefault on another GlanceBackend, or the API's defaultBackend) in the same commit as the drain or before it",
+				from, apis[defaultOf].Name))
 		case to == from:
 			errs[from] = field.Invalid(path, to, "a store cannot drain into itself: name the GlanceBackend its images move to")
 		case !toIsAttached:

@@ -93,6 +93,7 @@ func renders(t *testing.T) map[string]string {
 		out[d] = build(t, filepath.Join(root, d))
 	}
 	out["examples/generated with a store drain"] = build(t, drainExample(t))
+	out["examples/generated with a store drain, the longest names"] = build(t, drainExampleNamed(t, longestGlance, longestStore))
 	cases, _ := filepath.Glob(filepath.Join(root, "krm/testdata/seed/render/*/input.yaml"))
 	for _, c := range cases {
 		raw, err := os.ReadFile(c)
@@ -158,7 +159,7 @@ func TestGeneratedObjectsPassDryRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, n := range nodes {
-				if n.GetLabels()[v1alpha1.LabelComponent] != v1alpha1.ComponentWorkload {
+				if c := n.GetLabels()[v1alpha1.LabelComponent]; c != v1alpha1.ComponentWorkload && c != v1alpha1.ComponentDrainRecord {
 					continue
 				}
 				kinds[n.GetKind()]++

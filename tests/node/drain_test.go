@@ -38,6 +38,9 @@ func drainVariant(r release) release {
 	return r
 }
 
+// recordName is the drain's record, which the render holds.
+const recordName = "glance-store-drain-secondary"
+
 // drainImages is how many images each of two projects puts into
 // secondary (and one each into primary): enough that the drain is still
 // running when the test deletes its pod after the first.
@@ -58,27 +61,77 @@ func (s *scenario) runDrain() {
 	})
 	images := map[string][32]byte{}
 	var secondary []string
-	s.check(fmt.Sprintf("images of two projects, %d in secondary and 2 in primary, uploaded with their users' tokens", 2*drainImages), true, func(t *testing.T) {
-		ctx, cancel := withTimeout(5 * time.Minute)
+	var deactivated string
+	s.check(fmt.Sprintf("images of every kind, uploaded with their users' tokens: %d private of two projects in secondary and 2 in primary, hidden, community, public, shared (pending, accepted, rejected), deactivated, in both stores", 2*drainImages), true, func(t *testing.T) {
+		ctx, cancel := withTimeout(8 * time.Minute)
 		defer cancel()
-		for i, user := range []string{"drain-a", "drain-b"} {
+		clients := map[string]*glanceClient{"admin": s.glance}
+		for _, user := range []string{"drain-a", "drain-b"} {
 			g := *s.glance
 			g.token = s.keystone.user(t, user)
+			clients[user] = &g
+		}
+		n := 0
+		add := func(user, store string, fields map[string]any) string {
+			n++
+			data := randomBytes(t, 200_000+1_000*n)
+			id, err := clients[user].roundTripWith(ctx, user, data, store, fields)
+			if err != nil {
+				t.Fatal(err)
+			}
+			images[id] = sha256.Sum256(data)
+			if store == "secondary" {
+				secondary = append(secondary, id)
+			}
+			return id
+		}
+		for _, user := range []string{"drain-a", "drain-b"} {
 			for j := range drainImages + 1 {
 				store := "secondary"
 				if j == drainImages {
 					store = "primary"
 				}
-				data := randomBytes(t, 200_000+1_000*(i*10+j))
-				id, err := g.roundTrip(ctx, user, data, store)
-				if err != nil {
+				add(user, store, nil)
+			}
+		}
+		add("drain-a", "secondary", map[string]any{"os_hidden": true})
+		add("drain-b", "secondary", map[string]any{"os_hidden": true, "visibility": "community"})
+		add("drain-a", "secondary", map[string]any{"visibility": "community"})
+		add("admin", "secondary", map[string]any{"visibility": "public"})
+		owner, err := clients["drain-b"].listed(ctx, secondary[drainImages], "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		projectB := owner["owner"].(string)
+		for _, status := range []string{"pending", "accepted", "rejected"} {
+			id := add("drain-a", "secondary", map[string]any{"visibility": "shared"})
+			if err := clients["drain-a"].call(ctx, http.MethodPost, "/v2/images/"+id+"/members", map[string]any{"member": projectB}, http.StatusOK); err != nil {
+				t.Fatal(err)
+			}
+			if status != "pending" {
+				if err := clients["drain-b"].call(ctx, http.MethodPut, "/v2/images/"+id+"/members/"+projectB, map[string]any{"status": status}, http.StatusOK); err != nil {
 					t.Fatal(err)
 				}
-				images[id] = sha256.Sum256(data)
-				if store == "secondary" {
-					secondary = append(secondary, id)
-				}
 			}
+		}
+		both := add("drain-b", "secondary", nil)
+		if err := s.glance.call(ctx, http.MethodPost, "/v2/images/"+both+"/import",
+			map[string]any{"method": map[string]any{"name": "copy-image"}, "stores": []string{"primary"}}, http.StatusAccepted); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, 3*time.Minute, time.Second, "image "+both+" in both stores", func() error {
+			img, err := s.glance.listed(ctx, both, "visibility=all")
+			if err != nil {
+				return err
+			}
+			if img["stores"] != "primary,secondary" && img["stores"] != "secondary,primary" {
+				return fmt.Errorf("image %s is in stores %v", both, img["stores"])
+			}
+			return nil
+		})
+		deactivated = add("drain-a", "secondary", nil)
+		if err := s.glance.call(ctx, http.MethodPost, "/v2/images/"+deactivated+"/actions/deactivate", nil, http.StatusNoContent); err != nil {
+			t.Fatal(err)
 		}
 	})
 	var before, draining string
@@ -94,7 +147,10 @@ func (s *scenario) runDrain() {
 		}
 		objects := readFile(t, draining)
 		s.apply(t, objects, labelComponent+" in (backends,config)")
+		// The record comes with the Deployments' step, before its Job:
+		// the controller says the drain waits for it.
 		s.apply(t, objects, "app.kubernetes.io/component notin (db-contract,store-drain)")
+		s.waitCondition(t, "glances", "glance", "StoresDrained", metav1.ConditionFalse, "waiting for the drain Job")
 		if err := s.n.WaitAvailable(s.ns, "glance", 5*time.Minute); err != nil {
 			t.Fatal(err)
 		}
@@ -103,16 +159,34 @@ func (s *scenario) runDrain() {
 		var log string
 		first, log = s.crashAfterFirstImage(t, job)
 		logs = map[string]string{first: log}
+		// The next pod moves every active image and fails naming the
+		// deactivated one, which Glance will not copy; reactivated, the
+		// Job's retry moves it.
+		testenv.Eventually(t, 8*time.Minute, 500*time.Millisecond, "the record failing on the deactivated image", func() error {
+			cm, err := s.n.Client.CoreV1().ConfigMaps(s.ns).Get(context.Background(), recordName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if cm.Data["state"] != "Failed" || cm.Data["remaining"] != "1" || !strings.Contains(cm.Data["record.json"], deactivated+"\": \"status deactivated") {
+				return fmt.Errorf("the record says %s, %s left", cm.Data["state"], cm.Data["remaining"])
+			}
+			return nil
+		})
+		ctx, cancel := withTimeout(time.Minute)
+		defer cancel()
+		if err := s.glance.call(ctx, http.MethodPost, "/v2/images/"+deactivated+"/actions/reactivate", nil, http.StatusNoContent); err != nil {
+			t.Fatal(err)
+		}
 		s.waitJob(t, job, 10*time.Minute)
 		for pod, log := range s.jobLogs(t, job) {
 			logs[pod] = log
 		}
-		if len(logs) < 2 {
-			t.Errorf("the Job ran %d pod(s), want the deleted one and the one that resumed", len(logs))
+		if len(logs) < 3 {
+			t.Errorf("the Job ran %d pod(s), want the deleted one, the one that failed on the deactivated image and the one that moved it", len(logs))
 		}
 		t.Logf("the drain Job ran %d pods", len(logs))
 	})
-	s.check("the drain's logs: the deleted pod moved one or more, the last pod resumed with the rest and ends Complete, no credential", false, func(t *testing.T) {
+	s.check("the drain's logs: the deleted pod moved one or more, a later pod failed naming the deactivated image, the last pod resumed with what was left and ends Complete, no credential", false, func(t *testing.T) {
 		movedLine := regexp.MustCompile(`(?m)^drain: image ([0-9a-f-]+): copied to primary, sha512 verified, removed from secondary$`)
 		var last string
 		for pod, log := range logs {
@@ -126,6 +200,13 @@ func (s *scenario) runDrain() {
 		}
 		if n := len(movedLine.FindAllString(logs[first], -1)); n == 0 {
 			t.Errorf("the deleted pod %s logged no moved image:\n%s", first, logs[first])
+		}
+		named := false
+		for _, log := range logs {
+			named = named || strings.Contains(log, "drain: image "+deactivated+": status deactivated")
+		}
+		if !named {
+			t.Errorf("no pod's log names the deactivated image %s", deactivated)
 		}
 		if last == "" || last == first {
 			t.Fatalf("no later pod's log says Complete: %v", logs)
@@ -149,7 +230,7 @@ func (s *scenario) runDrain() {
 	})
 	var record string
 	s.check("the record ConfigMap says Complete, every image moved; the controller's StoresDrained=True", false, func(t *testing.T) {
-		out, err := s.n.Kubectl(nil, "-n", s.ns, "get", "configmap", "glance-store-drain-secondary", "-o", "yaml")
+		out, err := s.n.Kubectl(nil, "-n", s.ns, "get", "configmap", recordName, "-o", "yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +239,7 @@ func (s *scenario) runDrain() {
 			t.Fatal(err)
 		}
 		s.noCredential(t, "the record", string(out))
-		cm, err := s.n.Client.CoreV1().ConfigMaps(s.ns).Get(context.Background(), "glance-store-drain-secondary", metav1.GetOptions{})
+		cm, err := s.n.Client.CoreV1().ConfigMaps(s.ns).Get(context.Background(), recordName, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,8 +250,12 @@ func (s *scenario) runDrain() {
 		if err := json.Unmarshal([]byte(cm.Data["record.json"]), &rec); err != nil {
 			t.Fatal(err)
 		}
-		if cm.Data["state"] != "Complete" || cm.Data["remaining"] != "0" || len(rec.Failed) != 0 || cm.Data["from"] != "secondary" || cm.Data["to"] != "primary" {
-			t.Errorf("the record: %v", cm.Data)
+		if cm.Data["state"] != "Complete" || cm.Data["remaining"] != "0" || len(rec.Failed) != 0 || cm.Data["from"] != "secondary" || cm.Data["to"] != "primary" ||
+			cm.Data["job"] != job {
+			t.Errorf("the record: %v, want Complete, 0 left, job %s", cm.Data, job)
+		}
+		if cm.Labels["app.kubernetes.io/managed-by"] != "glance-krm" || cm.Labels[labelComponent] != "drain-record" || cm.Labels["glance.openstack.c5c3.io/glance"] != "glance" {
+			t.Errorf("the record's labels are no longer the render's: %v", cm.Labels)
 		}
 		// The last run's record holds what it moved; the resumed run
 		// moves what the deleted one left.

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptrace"
 	"strings"
@@ -80,7 +81,15 @@ func (g *glanceClient) do(ctx context.Context, op, method, path string, body io.
 
 // create makes an image record and returns its id.
 func (g *glanceClient) create(ctx context.Context, name string) (string, error) {
-	b, _ := json.Marshal(map[string]string{"name": name, "disk_format": "raw", "container_format": "bare"})
+	return g.createWith(ctx, name, nil)
+}
+
+// createWith makes an image record with fields besides its name and
+// formats (visibility, os_hidden) and returns its id.
+func (g *glanceClient) createWith(ctx context.Context, name string, fields map[string]any) (string, error) {
+	create := map[string]any{"name": name, "disk_format": "raw", "container_format": "bare"}
+	maps.Copy(create, fields)
+	b, _ := json.Marshal(create)
 	resp, err := g.do(ctx, "create image", http.MethodPost, "/v2/images", bytes.NewReader(b), http.StatusCreated,
 		map[string]string{"Content-Type": "application/json"})
 	if err != nil {
@@ -138,7 +147,12 @@ func (g *glanceClient) sum(ctx context.Context, id string) ([32]byte, int64, err
 
 // roundTrip creates, uploads and downloads one image and checks the bytes.
 func (g *glanceClient) roundTrip(ctx context.Context, name string, data []byte, store string) (string, error) {
-	id, err := g.create(ctx, name)
+	return g.roundTripWith(ctx, name, data, store, nil)
+}
+
+// roundTripWith is roundTrip of an image created with fields (createWith).
+func (g *glanceClient) roundTripWith(ctx context.Context, name string, data []byte, store string, fields map[string]any) (string, error) {
+	id, err := g.createWith(ctx, name, fields)
 	if err != nil {
 		return "", err
 	}
@@ -251,4 +265,38 @@ func (r *pacedReader) Read(p []byte) (int, error) {
 	clear(p[:m])
 	r.n.Add(int64(m))
 	return m, nil
+}
+
+// call is one Image API call with a JSON body (none when body is nil).
+func (g *glanceClient) call(ctx context.Context, method, path string, body any, want int) error {
+	var r io.Reader
+	h := map[string]string{}
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r, h["Content-Type"] = bytes.NewReader(b), "application/json"
+	}
+	resp, err := g.do(ctx, method+" "+path, method, path, r, want, h)
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
+
+// listed is one image as the list API shows it (with filters besides its
+// id, such as visibility=all), which rewrites nothing (GET of the image
+// does on 2025.2 and 2026.1, docs/day2.md).
+func (g *glanceClient) listed(ctx context.Context, id, filters string) (map[string]any, error) {
+	resp, err := g.do(ctx, "list "+id, http.MethodGet, "/v2/images?id=in:"+id+"&"+filters, nil, http.StatusOK, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var page struct{ Images []map[string]any }
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+		return nil, err
+	}
+	if len(page.Images) != 1 {
+		return nil, fmt.Errorf("list %s: %d images", id, len(page.Images))
+	}
+	return page.Images[0], nil
 }

@@ -13,13 +13,26 @@ import (
 
 // Egress is what glance-api will contact, read out of its rendered files
 // (so an endpoint added through extraConfig or extraOptions is admitted
-// like a typed one), as a NetworkPolicy can admit it: by TCP port, since
-// a policy cannot name a host. Unknown are the contacts whose port no
-// rendered file holds; the NetworkPolicy's owner admits them with
+// like a typed one): by TCP port, which is how the API's NetworkPolicy
+// admits them (its contacts are many, and most hosts cannot be named by a
+// policy). Contacts are the same, each with its host and the option that
+// names it, for a policy that names the few destinations it needs (the
+// store drain's). Unknown are the contacts whose port no rendered file
+// holds; the NetworkPolicy's owner admits them with
 // spec.networkPolicy.additionalEgress.
 type Egress struct {
-	Ports   []int32
-	Unknown []string
+	Ports    []int32
+	Contacts []Contact
+	Unknown  []string
+}
+
+// Contact is a host glance-api contacts on a TCP port, as an option of a
+// rendered file names it: Section and Key are the option's, URL tells a
+// URL value from an entry of a host:port list (a *_servers option).
+type Contact struct {
+	Section, Key, Host string
+	Port               int32
+	URL                bool
 }
 
 // schemePorts are the ports a URL without one reaches.
@@ -42,7 +55,7 @@ func egressOf(s *v1alpha1.GlanceSpec, files ...*oslo.File) Egress {
 		for _, sec := range f.Sections {
 			for _, o := range sec.Options {
 				opt["["+sec.Name+"] "+o.Key] = o.Value
-				e.add(o.Key, o.Value)
+				e.add(sec.Name, o.Key, o.Value)
 			}
 		}
 	}
@@ -65,28 +78,42 @@ func egressOf(s *v1alpha1.GlanceSpec, files ...*oslo.File) Egress {
 	return e
 }
 
-func (e *Egress) add(key, value string) {
-	for _, tok := range strings.FieldsFunc(value, func(r rune) bool { return r == ',' || r == ' ' || r == '[' || r == ']' }) {
+func (e *Egress) add(section, key, value string) {
+	for _, tok := range strings.FieldsFunc(value, func(r rune) bool { return r == ',' || r == ' ' }) {
+		// A list's brackets go; an IPv6 address's ([fd00::7]:7480) stay.
+		if strings.Count(tok, "[") > strings.Count(tok, "]") {
+			tok = strings.TrimPrefix(tok, "[")
+		}
+		if strings.Count(tok, "]") > strings.Count(tok, "[") {
+			tok = strings.TrimSuffix(tok, "]")
+		}
 		if strings.Contains(tok, "://") {
 			if u, err := url.Parse(tok); err == nil && u.Hostname() != "" {
-				if p, ok := portOf(u.Port()); ok {
-					e.Ports = append(e.Ports, p)
-				} else if p, ok := schemePorts[strings.ToLower(u.Scheme)]; ok {
-					e.Ports = append(e.Ports, p)
+				p, ok := portOf(u.Port())
+				if !ok {
+					p, ok = schemePorts[strings.ToLower(u.Scheme)]
+				}
+				if ok {
+					e.contact(Contact{Section: section, Key: key, Host: u.Hostname(), Port: p, URL: true})
 				}
 			}
 			continue
 		}
 		if strings.HasSuffix(key, "_servers") {
-			if _, ps, err := net.SplitHostPort(strings.TrimPrefix(tok, "inet:")); err == nil {
+			if host, ps, err := net.SplitHostPort(strings.TrimPrefix(strings.TrimPrefix(tok, "inet:"), "inet6:")); err == nil {
 				if p, ok := portOf(ps); ok {
-					e.Ports = append(e.Ports, p)
+					e.contact(Contact{Section: section, Key: key, Host: host, Port: p})
 				}
 			} else if key == "memcached_servers" || key == "memcache_servers" {
-				e.Ports = append(e.Ports, v1alpha1.DefaultMemcachedPort)
+				e.contact(Contact{Section: section, Key: key, Host: strings.TrimPrefix(strings.TrimPrefix(tok, "inet:"), "inet6:"), Port: v1alpha1.DefaultMemcachedPort})
 			}
 		}
 	}
+}
+
+func (e *Egress) contact(c Contact) {
+	e.Ports = append(e.Ports, c.Port)
+	e.Contacts = append(e.Contacts, c)
 }
 
 func portOf(s string) (int32, bool) {
@@ -99,6 +126,11 @@ func Union(es ...Egress) Egress {
 	var out Egress
 	for _, e := range es {
 		out.Ports = append(out.Ports, e.Ports...)
+		for _, c := range e.Contacts {
+			if !slices.Contains(out.Contacts, c) {
+				out.Contacts = append(out.Contacts, c)
+			}
+		}
 		for _, u := range e.Unknown {
 			if !slices.Contains(out.Unknown, u) {
 				out.Unknown = append(out.Unknown, u)

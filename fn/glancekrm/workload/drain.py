@@ -9,8 +9,9 @@ failed or killed one stopped. It runs on glance-api's own files: the
 service user of [keystone_authtoken] and the target store's section.
 
 usage: drain.py FROM TO   (GLANCE_URL: the Image API; a record of the
-progress goes to GLANCE_KRM_DRAIN_RECORD_FILE, or to the ConfigMap
-GLANCE_KRM_DRAIN_RECORD through the pod's service account)
+progress goes to GLANCE_KRM_DRAIN_RECORD_FILE, or into the ConfigMap
+GLANCE_KRM_DRAIN_RECORD, which the render holds, through the pod's
+service account; GLANCE_KRM_DRAIN_JOB names the Job in the record)
 """
 import hashlib
 import json
@@ -37,6 +38,15 @@ import boto3
 from botocore import config as boto_config
 
 COPY_TIMEOUT = int(os.environ.get("GLANCE_KRM_DRAIN_COPY_TIMEOUT", "1800"))
+RECORD_WAIT = int(os.environ.get("GLANCE_KRM_DRAIN_RECORD_WAIT", "60"))
+# Glance's list API shows an admin every image only with these filters:
+# without visibility=all a community image of another project is left out
+# (glance/db/sqlalchemy/api.py _image_get_all), and os_hidden is false
+# unless asked (glance/api/v2/images.py index), so hidden images take a
+# second listing; member_status=all is for a caller Glance does not take
+# for an admin. Any status is listed (deleted images are not: their
+# locations are the scrubber's).
+LISTINGS = ("visibility=all&member_status=all&os_hidden=false", "visibility=all&member_status=all&os_hidden=true")
 RESERVED = {"os_glance_staging_store": "file", "os_glance_tasks_store": "file"}
 
 
@@ -76,15 +86,16 @@ class Drain:
         return resp.json() if resp.content and resp.headers.get("Content-Type", "").startswith("application/json") else None
 
     def images(self):
-        """Every image (any project, any status) with a location in the leaving store."""
-        path = "/v2/images?limit=100"
-        out = []
-        while path:
-            page = self.api("GET", path)
-            out += [i for i in page["images"] if self.source in stores(i)]
-            nxt = page.get("next")
-            path = nxt if nxt else None
-        return sorted(out, key=lambda i: i["id"])
+        """Every image Glance holds (any project, visibility, membership,
+        status, hidden or not) with a location in the leaving store."""
+        out = {}
+        for filters in LISTINGS:
+            path = "/v2/images?limit=100&" + filters
+            while path:
+                page = self.api("GET", path)
+                out.update((i["id"], i) for i in page["images"] if self.source in stores(i))
+                path = page.get("next")
+        return [out[k] for k in sorted(out)]
 
     def copy(self, image):
         iid = image["id"]
@@ -105,15 +116,26 @@ class Drain:
         raise RuntimeError("copy-image into %s did not finish in %d s" % (self.target, COPY_TIMEOUT))
 
     def show(self, iid):
-        """The image as the list API gives it. Not GET /v2/images/ID: on
-        glance 31 and 32 (2025.2, 2026.1) that read, by a caller who may
-        modify the image, saves its S3 locations again whenever
-        s3_store_host carries a scheme, a write beside the copy-image
-        task's (docs/day2.md)."""
-        found = self.api("GET", "/v2/images?id=in:" + iid)["images"]
+        """The image as the list API gives it (with the filters that show
+        every image). Not GET /v2/images/ID: on glance 31 and 32 (2025.2,
+        2026.1) that read, by a caller who may modify the image, saves its
+        S3 locations again whenever s3_store_host carries a scheme, a write
+        beside the copy-image task's (docs/day2.md)."""
+        found = []
+        for filters in LISTINGS:
+            found += self.api("GET", "/v2/images?id=in:%s&%s" % (iid, filters))["images"]
         if len(found) != 1:
             raise RuntimeError("GET /v2/images?id=in:%s lists %d images" % (iid, len(found)))
         return found[0]
+
+    def remove(self, iid):
+        """Delete the leaving store's location, each of them if the image
+        has several there (a DELETE removes one)."""
+        for _ in range(10):
+            self.api("DELETE", "/v2/stores/%s/%s" % (self.source, iid), ok=(204, 404))
+            if self.source not in stores(self.show(iid)):
+                return
+        raise RuntimeError("still has a location in %s after 10 removals" % self.source)
 
     def verify(self, image):
         """Read the copy from the target bucket, as glance_store wrote it
@@ -136,6 +158,7 @@ class Drain:
             raise RuntimeError("the copy in %s hashes to %s, os_hash_value is %s" % (self.target, h.hexdigest(), want))
 
     def run(self):
+        self.record_ready()
         todo = self.images()
         say("%d images have a location in %s; target %s" % (len(todo), self.source, self.target))
         self.record["remaining"] = len(todo)
@@ -144,10 +167,15 @@ class Drain:
             iid = image["id"]
             try:
                 if image.get("status") != "active":
-                    raise RuntimeError("status %s: only an active image can be copied" % image.get("status"))
+                    # Glance copies, and removes a location of, only an
+                    # active image. Reactivating a deactivated one would let
+                    # every project that sees it download it while it is
+                    # copied: an operator's decision, not the drain's.
+                    raise RuntimeError("status %s: Glance copies only an active image; reactivate it for the drain "
+                                       "(and deactivate it after) or delete it, then run the drain again" % image.get("status"))
                 image = self.copy(image)
                 self.verify(image)
-                self.api("DELETE", "/v2/stores/%s/%s" % (self.source, iid), ok=(204, 404))
+                self.remove(iid)
             except Exception as e:  # one image's failure stops nothing else
                 self.record["failed"][iid] = str(e)
                 self.record["remaining"] -= 1
@@ -158,7 +186,14 @@ class Drain:
                 self.record["remaining"] -= 1
                 self.save()
                 say("image %s: copied to %s, %s verified, removed from %s" % (iid, self.target, image["os_hash_algo"], self.source))
+        # What is left is what Glance lists now, never what this run
+        # started with: an image it did not move (added during the run, or
+        # whose removal did not hold) is named as failed.
         left = self.images()
+        for image in left:
+            if image["id"] not in self.record["failed"]:
+                self.record["failed"][image["id"]] = "still has a location in %s after the drain: run it again" % self.source
+                say("image %s: still has a location in %s after the drain" % (image["id"], self.source))
         self.record["remaining"] = len(left)
         self.record["state"] = "Complete" if not left and not self.record["failed"] else "Failed"
         self.save()
@@ -166,9 +201,17 @@ class Drain:
                                                        len(self.record["failed"]), len(left), self.source))
         return 0 if self.record["state"] == "Complete" else 1
 
+    def record_ready(self):
+        """The record ConfigMap the render holds must be there: the drain
+        never creates it (its Role cannot)."""
+        name = os.environ.get("GLANCE_KRM_DRAIN_RECORD")
+        if name:
+            wait_configmap(name, RECORD_WAIT)
+
     def save(self):
         data = {"from": self.source, "to": self.target, "state": self.record["state"],
-                "remaining": str(self.record["remaining"]), "record.json": json.dumps(self.record, sort_keys=True)}
+                "remaining": str(self.record["remaining"]), "job": os.environ.get("GLANCE_KRM_DRAIN_JOB", ""),
+                "record.json": json.dumps(self.record, sort_keys=True)}
         path = os.environ.get("GLANCE_KRM_DRAIN_RECORD_FILE")
         if path:
             with open(path + ".tmp", "w") as f:
@@ -179,34 +222,51 @@ class Drain:
             save_configmap(name, data)
 
 
-def save_configmap(name, data):
-    """Create or replace the record ConfigMap through the pod's service account."""
-    sa = os.environ.get("GLANCE_KRM_SERVICEACCOUNT_DIR", "/var/run/secrets/kubernetes.io/serviceaccount").rstrip("/") + "/"
-    with open(sa + "token") as f:
-        token = f.read().strip()
-    with open(sa + "namespace") as f:
-        ns = f.read().strip()
-    base = "https://%s:%s/api/v1/namespaces/%s/configmaps" % (
-        os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"], ns)
-    ctx = ssl.create_default_context(cafile=sa + "ca.crt")
-    obj = {"apiVersion": "v1", "kind": "ConfigMap", "data": data, "metadata": {"name": name, "labels": {
-        "app.kubernetes.io/managed-by": "glance-krm", "glance.openstack.c5c3.io/component": "drain-record",
-        "glance.openstack.c5c3.io/glance": os.environ.get("GLANCE_KRM_GLANCE", "")}}}
+class KubeAPI:
+    """The API server, as the pod's service account."""
 
-    def call(method, url):
-        req = urllib.request.Request(url, method=method, data=json.dumps(obj).encode(),
-                                     headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
-        return urllib.request.urlopen(req, context=ctx, timeout=30)
+    def __init__(self):
+        sa = os.environ.get("GLANCE_KRM_SERVICEACCOUNT_DIR", "/var/run/secrets/kubernetes.io/serviceaccount").rstrip("/") + "/"
+        with open(sa + "token") as f:
+            self.token = f.read().strip()
+        with open(sa + "namespace") as f:
+            self.ns = f.read().strip()
+        self.base = "https://%s:%s/api/v1/namespaces/%s/configmaps/" % (
+            os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"], self.ns)
+        self.ctx = ssl.create_default_context(cafile=sa + "ca.crt")
 
-    try:
+    def call(self, method, name, body=None, content_type="application/json"):
+        req = urllib.request.Request(self.base + name, method=method, data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Authorization": "Bearer " + self.token, "Content-Type": content_type})
+        with urllib.request.urlopen(req, context=self.ctx, timeout=30) as resp:
+            return json.load(resp)
+
+
+def wait_configmap(name, wait):
+    """GET the record; a 404 is retried for wait seconds (the record and
+    the Job may be applied a moment apart), then the drain stops."""
+    kube = KubeAPI()
+    deadline = time.time() + wait
+    while True:
         try:
-            call("PUT", base + "/" + name)
+            return kube.call("GET", name)
         except urllib.error.HTTPError as e:
             if e.code != 404:
-                raise
-            call("POST", base)
+                raise RuntimeError("reading the record ConfigMap %s/%s: %d %s" % (kube.ns, name, e.code, e.read()[:300].decode("utf-8", "replace")))
+        if time.time() >= deadline:
+            raise SystemExit("drain: the record ConfigMap %s/%s does not exist: the rendered record ConfigMap %s/%s must be "
+                             "applied with the Job (the drain never creates it)" % (kube.ns, name, kube.ns, name))
+        time.sleep(2)
+
+
+def save_configmap(name, data):
+    """Write the record's data into the ConfigMap the render holds (a merge
+    patch of data alone: its metadata stays the render's)."""
+    kube = KubeAPI()
+    try:
+        kube.call("PATCH", name, {"data": data}, "application/merge-patch+json")
     except urllib.error.HTTPError as e:
-        raise RuntimeError("writing the record ConfigMap %s/%s: %d %s" % (ns, name, e.code, e.read()[:300].decode("utf-8", "replace")))
+        raise RuntimeError("writing the record ConfigMap %s/%s: %d %s" % (kube.ns, name, e.code, e.read()[:300].decode("utf-8", "replace")))
 
 
 def split(value):

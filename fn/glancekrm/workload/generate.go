@@ -15,8 +15,16 @@ import (
 )
 
 // IsGenerated tells an object an earlier run generated from a Glance.
+// A drain record the render holds is one too: the render owns the object,
+// its Job the data.
 func IsGenerated(obj *fn.KubeObject) bool {
-	return obj.GetLabel(v1alpha1.LabelComponent) == v1alpha1.ComponentWorkload && obj.GetLabel(v1alpha1.LabelGlance) != ""
+	switch obj.GetLabel(v1alpha1.LabelComponent) {
+	case v1alpha1.ComponentWorkload:
+		return obj.GetLabel(v1alpha1.LabelGlance) != ""
+	case v1alpha1.ComponentDrainRecord:
+		return obj.GetLabel(v1alpha1.LabelGlance) != "" && obj.GetLabel(v1alpha1.LabelManagedBy) == v1alpha1.ManagedByGlanceKRM
+	}
+	return false
 }
 
 // Identity names an object by group, kind, namespace and name.
@@ -138,15 +146,27 @@ func (gen *generated) add(obj *fn.KubeObject, err error) {
 }
 
 // job adds a wired glance-manage Job, named by its content: its template is
-// immutable, and a new image, release or config must run it again.
+// immutable, and a new image, release or config must run it again. A name
+// past a Job's 63 characters (<43-character glance>-db-contract-<hash>)
+// is shortened (v1alpha1.JobName).
 func (gen *generated) job(j any, w wire.Wiring) {
 	obj, err := w.JobPod(ynode.Object(j))
+	var hash string
 	if err == nil {
-		var spec *yaml.RNode
-		if spec, err = obj.CopyToResourceNode().Pipe(yaml.Lookup("spec")); err == nil {
-			sum := sha256.Sum256([]byte(spec.MustString()))
-			err = obj.SetName(obj.GetName() + "-" + hex.EncodeToString(sum[:])[:8])
-		}
+		hash, err = specHash(obj)
+	}
+	if err == nil {
+		err = obj.SetName(v1alpha1.JobName(obj.GetName(), hash))
 	}
 	gen.add(obj, err)
+}
+
+// specHash is 8 hex digits of a hash of an object's spec.
+func specHash(obj *fn.KubeObject) (string, error) {
+	spec, err := obj.CopyToResourceNode().Pipe(yaml.Lookup("spec"))
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(spec.MustString()))
+	return hex.EncodeToString(sum[:])[:8], nil
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 
-	"github.com/c5c3/glance-krm/fn/glancekrm/render"
+	"github.com/c5c3/glance-krm/fn/glancekrm/wire"
 	"github.com/c5c3/glance-krm/fn/glancekrm/ynode"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
@@ -34,18 +34,16 @@ const (
 	drainScriptDir    = "/var/lib/glance-krm/store-drain"
 	drainVolume       = "store-drain"
 	drainBackoffLimit = int32(6) // each retry resumes where the last stopped
-	// kubeAPIPorts are the API server's usual ports: the Job writes its
-	// record through it, and a NetworkPolicy cannot name the API server.
-	kubeAPIPort, kubeAPIAltPort = int32(443), int32(6443)
 )
 
-// storeDrains builds the drains a Glance's backends ask for: one Job per
-// leaving store, after the Deployments (Argo CD's wave 2; kpt's
-// depends-on names them), through the Service of the API that serves
-// both stores, with that API's files; the script's ConfigMap; the service
-// account that may write the records; and, with spec.networkPolicy, the
-// drain pods' policy. The Jobs carry no openstack-release annotation:
-// they migrate no schema.
+// storeDrains builds the drains a Glance's backends ask for: per leaving
+// store its record ConfigMap (empty: the Job writes its data) and its
+// Job, after the Deployments (Argo CD's wave 2; kpt's depends-on names
+// them and the record), through the Service of the API that serves both
+// stores, with that API's files; the script's ConfigMap; the service
+// account that may read and write exactly the records; and, with
+// spec.networkPolicy, the drain pods' policy. The Jobs carry no
+// openstack-release annotation: they migrate no schema.
 func (gen *generated) storeDrains(g *v1alpha1.Glance, drains []v1alpha1.StoreDrain, apis []API, deployments []string) {
 	if len(drains) == 0 {
 		return
@@ -56,17 +54,18 @@ func (gen *generated) storeDrains(g *v1alpha1.Glance, drains []v1alpha1.StoreDra
 	gen.add(ynode.Object(sa))
 	gen.add(ynode.Object(role))
 	gen.add(ynode.Object(binding))
-	var egress []render.Egress
+	var egress []networkingv1.NetworkPolicyEgressRule
 	for _, d := range drains {
 		for _, a := range apis {
 			if a.Resolved.Name == d.API {
-				gen.job(storeDrainJob(g, d, script.Name, deployments), a.Wiring)
-				egress = append(egress, a.Egress)
+				gen.add(ynode.Object(drainRecord(g, d)))
+				gen.drainJob(g, d, storeDrainJob(g, d, script.Name, deployments), a.Wiring)
+				egress = append(egress, drainEgress(g, d, a)...)
 			}
 		}
 	}
 	if g.Spec.NetworkPolicy != nil {
-		gen.add(ynode.Object(drainNetworkPolicy(g, render.Union(egress...))))
+		gen.add(ynode.Object(drainNetworkPolicy(g, egress)))
 	}
 }
 
@@ -91,8 +90,28 @@ func drainScriptConfigMap(g *v1alpha1.Glance) *corev1.ConfigMap {
 	}
 }
 
-// drainRBAC lets the drain pods create their records and update them by
-// name; nothing else (a create cannot be limited to a name).
+// drainRecord is the record of one drain as the render holds it: no data
+// (the Job writes it, and a GitOps engine leaves alone the fields it never
+// set: Argo CD's three-way diff, Flux's server-side apply), no sync wave
+// (it exists before the Job, which cannot create it). The labels are the
+// ones the controller and explain find a record by; the next run replaces
+// it like the generated objects (IsGenerated).
+func drainRecord(g *v1alpha1.Glance, d v1alpha1.StoreDrain) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: v1alpha1.DrainRecordName(g.Name, d.From), Namespace: g.Namespace,
+			Labels: map[string]string{
+				v1alpha1.LabelManagedBy: v1alpha1.ManagedByGlanceKRM, v1alpha1.LabelComponent: v1alpha1.ComponentDrainRecord, v1alpha1.LabelGlance: g.Name,
+			},
+			Annotations: map[string]string{v1alpha1.AnnotationDrainFrom: d.From},
+		},
+	}
+}
+
+// drainRBAC lets the drain pods read and write their records, by name,
+// and nothing else. No create: RBAC cannot limit a create to a name, so
+// the render holds the records and the Job only fills them.
 func drainRBAC(g *v1alpha1.Glance, drains []v1alpha1.StoreDrain) (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding) {
 	name := g.Name + "-" + componentStoreDrain
 	meta := metav1.ObjectMeta{Name: name, Namespace: g.Namespace, Labels: objectLabels(g.Name, "", commonLabels(g.Name))}
@@ -104,8 +123,7 @@ func drainRBAC(g *v1alpha1.Glance, drains []v1alpha1.StoreDrain) (*corev1.Servic
 		&rbacv1.Role{
 			TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"}, ObjectMeta: meta,
 			Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
-				{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: records, Verbs: []string{"get", "update"}},
+				{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: records, Verbs: []string{"get", "update", "patch"}},
 			},
 		},
 		&rbacv1.RoleBinding{
@@ -115,24 +133,66 @@ func drainRBAC(g *v1alpha1.Glance, drains []v1alpha1.StoreDrain) (*corev1.Servic
 		}
 }
 
-// storeDrainJob drains one store. Its name carries the leaving store and
-// a hash of its spec (as the glance-manage Jobs): an unchanged drain is
-// not rerun once complete, a changed one (another target, new files) is.
+// drainJob adds a wired drain Job, named by its store and a hash of its
+// spec (v1alpha1.DrainJobName): an unchanged drain is not rerun once
+// complete, a changed one (another target, new files) is. Its container
+// is then told its Job's name (v1alpha1.EnvDrainJob), which the script
+// writes into the record: explain lets a removal pass only with the
+// record of the drain its before render holds.
+func (gen *generated) drainJob(g *v1alpha1.Glance, d v1alpha1.StoreDrain, j *batchv1.Job, w wire.Wiring) {
+	obj, err := w.JobPod(ynode.Object(j))
+	var hash string
+	if err == nil {
+		hash, err = specHash(obj)
+	}
+	name := v1alpha1.DrainJobName(g.Name, d.From, hash)
+	if err == nil {
+		err = obj.SetName(name)
+	}
+	if err == nil {
+		err = setEnv(obj, componentStoreDrain, v1alpha1.EnvDrainJob, name)
+	}
+	gen.add(obj, err)
+}
+
+// setEnv sets the value of a variable a container of a Job declares.
+func setEnv(obj *fn.KubeObject, container, variable, value string) error {
+	cs, _, err := obj.NestedSlice("spec", "template", "spec", "containers")
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if c.GetString("name") != container {
+			continue
+		}
+		for _, e := range c.GetSlice("env") {
+			if e.GetString("name") == variable {
+				return e.SetNestedString(value, "value")
+			}
+		}
+	}
+	return fmt.Errorf("%s %s: no container %s declaring %s", obj.GetKind(), obj.GetName(), container, variable)
+}
+
+// storeDrainJob drains one store; drainJob names it.
 func storeDrainJob(g *v1alpha1.Glance, d v1alpha1.StoreDrain, script string, deployments []string) *batchv1.Job {
 	service := g.Name
 	if len(g.Spec.APIs) > 0 {
 		service = g.Name + "-" + d.API
 	}
-	refs := make([]string, 0, len(deployments))
+	record := v1alpha1.DrainRecordName(g.Name, d.From)
+	refs := make([]string, 0, len(deployments)+1)
 	for _, dep := range deployments {
 		refs = append(refs, "apps/namespaces/"+g.Namespace+"/Deployment/"+dep)
 	}
+	refs = append(refs, "/namespaces/"+g.Namespace+"/ConfigMap/"+record)
 	return &batchv1.Job{
 		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: strings.TrimSuffix(v1alpha1.DrainJobPrefix(g.Name, d.From), "-"), Namespace: g.Namespace,
-			Labels:      objectLabels(g.Name, "", podLabels(g.Name, "", componentStoreDrain)),
-			Annotations: map[string]string{annotationSyncWave: "2", annotationDependsOn: strings.Join(refs, ",")},
+			Name: v1alpha1.DrainRecordName(g.Name, d.From), Namespace: g.Namespace,
+			Labels: objectLabels(g.Name, "", podLabels(g.Name, "", componentStoreDrain)),
+			Annotations: map[string]string{annotationSyncWave: "2", annotationDependsOn: strings.Join(refs, ","),
+				v1alpha1.AnnotationDrainFrom: d.From},
 		},
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To(drainBackoffLimit),
@@ -151,7 +211,9 @@ func storeDrainJob(g *v1alpha1.Glance, d v1alpha1.StoreDrain, script string, dep
 						Env: []corev1.EnvVar{
 							{Name: "GLANCE_URL", Value: fmt.Sprintf("http://%s.%s.svc:%d", service, g.Namespace, v1alpha1.APIPort)},
 							{Name: "GLANCE_KRM_GLANCE", Value: g.Name},
-							{Name: "GLANCE_KRM_DRAIN_RECORD", Value: v1alpha1.DrainRecordName(g.Name, d.From)},
+							{Name: "GLANCE_KRM_DRAIN_RECORD", Value: record},
+							// drainJob sets it once the spec's hash names the Job.
+							{Name: v1alpha1.EnvDrainJob},
 							{Name: "PYTHONDONTWRITEBYTECODE", Value: "1"},
 						},
 						VolumeMounts:    []corev1.VolumeMount{{Name: drainVolume, MountPath: drainScriptDir, ReadOnly: true}},
@@ -163,13 +225,10 @@ func storeDrainJob(g *v1alpha1.Glance, d v1alpha1.StoreDrain, script string, dep
 	}
 }
 
-// drainNetworkPolicy lets the drain pods reach DNS, the Image API, what
-// the API's files contact (Keystone, the S3 hosts: the copy is read back
-// from the target bucket) and the API server (the record); nothing comes
-// in. The API's own policy admits them (networkPolicy).
-func drainNetworkPolicy(g *v1alpha1.Glance, e render.Egress) *networkingv1.NetworkPolicy {
-	ports := append([]int32{v1alpha1.APIPort, kubeAPIPort, kubeAPIAltPort}, e.Ports...)
-	rules := []networkingv1.NetworkPolicyEgressRule{dnsEgress(), {Ports: tcpPorts(ports)}}
+// drainNetworkPolicy lets the drain pods reach what drainEgress names;
+// nothing comes in. The API's own policy admits them (networkPolicy).
+func drainNetworkPolicy(g *v1alpha1.Glance, egress []networkingv1.NetworkPolicyEgressRule) *networkingv1.NetworkPolicy {
+	rules := append([]networkingv1.NetworkPolicyEgressRule{dnsEgress()}, egress...)
 	rules = append(rules, g.Spec.NetworkPolicy.AdditionalEgress...)
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
@@ -177,7 +236,7 @@ func drainNetworkPolicy(g *v1alpha1.Glance, e render.Egress) *networkingv1.Netwo
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: drainPodSelector(g)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
-			Egress:      rules,
+			Egress:      compactRules(rules),
 		},
 	}
 }

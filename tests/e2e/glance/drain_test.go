@@ -7,14 +7,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -53,8 +56,8 @@ func (d drainer) command(t *testing.T) execCmd {
 
 // drainRecord is the record's data, as the Job's ConfigMap holds it.
 type drainRecord struct {
-	From, To, State, Remaining string
-	Record                     struct {
+	From, To, State, Remaining, Job string
+	Record                          struct {
 		Moved  []string          `json:"moved"`
 		Failed map[string]string `json:"failed"`
 	}
@@ -71,26 +74,39 @@ func (d drainer) read(t *testing.T, out []byte) drainRecord {
 	if err := json.Unmarshal(b, &data); err != nil {
 		t.Fatal(err)
 	}
-	rec := drainRecord{From: data["from"], To: data["to"], State: data["state"], Remaining: data["remaining"]}
+	rec := drainRecord{From: data["from"], To: data["to"], State: data["state"], Remaining: data["remaining"], Job: data["job"]}
 	if err := json.Unmarshal([]byte(data["record.json"]), &rec.Record); err != nil {
 		t.Fatal(err)
 	}
 	return rec
 }
 
-// drainChecks: images of two projects spread over both stores; drain
+// drainImage is an image the drain checks upload, and what kind it is.
+type drainImage struct {
+	kind string
+	data []byte
+}
+
+// drainChecks: images of every kind Glance lists apart (private to two
+// projects, hidden, community, public, shared with each member status,
+// deactivated, one in both stores) spread over both stores; drain
 // secondary into primary with the target's bucket gone (the drain fails,
-// every location is kept, every image still reads), then killed after
-// its first image (a second run resumes and completes), then every image
-// downloads byte-identical from primary alone and secondary's bucket is
-// empty. g is a Glance behind the rendered [keystone_authtoken].
+// names every image, every location is kept), then killed after its
+// first image (a second run resumes, moves every active image and ends
+// Failed naming the deactivated one, which Glance refuses to copy), then
+// with it reactivated a third run completes; every image downloads
+// byte-identical from primary alone, Glance lists none in secondary and
+// secondary's bucket is empty. g is a Glance behind the rendered
+// [keystone_authtoken].
 func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3Server, secrets []*yaml.RNode) {
 	var d drainer
+	var job string
 	dir := t.TempDir() // the release's: the script and the record outlive each check
 	if !check(t, "drain: the render holds the drain of secondary into primary (its script's ConfigMap and its Job)", func(t *testing.T) {
 		if rp.drainScript == "" || rp.drainJob == nil {
 			t.Fatal("no drain script or Job in the render")
 		}
+		job = rp.drainJob.GetName()
 		c := lookup(t, rp.drainJob, "spec", "template", "spec", "containers", "[name=store-drain]")
 		argv := stringsOf(t, c, "command")
 		if len(argv) != 4 || argv[0] != "python3" || argv[2] != "secondary" || argv[3] != "primary" {
@@ -103,30 +119,71 @@ func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3S
 				d.env = append(d.env, e)
 			}
 		}
+		if !slices.Contains(d.env, "GLANCE_KRM_DRAIN_JOB="+job) {
+			t.Errorf("the drain Job's container is not told its Job's name %s: %v", job, d.env)
+		}
 	}) {
 		return
 	}
-	images := map[string][]byte{}
+	images := map[string]drainImage{}
 	byStore := map[string][]string{}
-	check(t, "drain: images of two projects, four in secondary and two in primary, uploaded with Keystone tokens", func(t *testing.T) {
+	var deactivated string
+	admin := ks.token(t, "admin", keystoneAdminPassword, "admin")
+	check(t, "drain: images of every kind, uploaded with Keystone tokens: private to two projects, hidden, community, public, shared (pending, accepted, rejected), deactivated, in both stores", func(t *testing.T) {
 		// Glance's default policy lets an admin copy images and delete a
 		// location; deployments give the service user admin in the
 		// service project (docs/day2.md says so).
 		ks.grant(t, "glance", "service", "admin")
-		for i, user := range []string{"drain-a", "drain-b"} {
-			token := ks.user(t, user+"-"+rp.rel.catalog)
-			for j, store := range []string{"secondary", "secondary", "primary"} {
-				data := randomBytes(t, 50_000+1_000*(3*i+j))
-				id := authedUpload(t, g, token, data, store)
-				images[id] = data
-				byStore[store] = append(byStore[store], id)
+		tokens := map[string]string{}
+		for _, user := range []string{"drain-a", "drain-b"} {
+			tokens[user] = ks.user(t, user+"-"+rp.rel.catalog)
+		}
+		tokens["admin"] = admin
+		n := 0
+		add := func(kind, user, store string, fields map[string]any) string {
+			n++
+			data := randomBytes(t, 50_000+1_000*n)
+			id := authedUploadWith(t, g, tokens[user], data, store, fields)
+			images[id] = drainImage{kind: kind, data: data}
+			byStore[store] = append(byStore[store], id)
+			return id
+		}
+		for _, user := range []string{"drain-a", "drain-b"} {
+			add("private of "+user, user, "secondary", nil)
+			add("private of "+user, user, "secondary", nil)
+			add("private of "+user, user, "primary", nil)
+		}
+		add("hidden", "drain-a", "secondary", map[string]any{"os_hidden": true})
+		add("hidden community", "drain-b", "secondary", map[string]any{"os_hidden": true, "visibility": "community"})
+		add("community", "drain-a", "secondary", map[string]any{"visibility": "community"})
+		add("public", "admin", "secondary", map[string]any{"visibility": "public"})
+		projectB := ownerOf(t, g, tokens["drain-b"], byStore["secondary"][2])
+		for _, status := range []string{"pending", "accepted", "rejected"} {
+			id := add("shared, "+status, "drain-a", "secondary", map[string]any{"visibility": "shared"})
+			imageCall(t, g, tokens["drain-a"], http.MethodPost, "/v2/images/"+id+"/members", map[string]any{"member": projectB}, http.StatusOK)
+			if status != "pending" {
+				imageCall(t, g, tokens["drain-b"], http.MethodPut, "/v2/images/"+id+"/members/"+projectB, map[string]any{"status": status}, http.StatusOK)
+			}
+		}
+		both := add("in both stores", "drain-b", "secondary", nil)
+		copyInto(t, g, admin, both, "primary")
+		deactivated = add("deactivated", "drain-a", "secondary", nil)
+		imageCall(t, g, admin, http.MethodPost, "/v2/images/"+deactivated+"/actions/deactivate", nil, http.StatusNoContent)
+		// What a user lists (Glance's defaults) is not every image: the
+		// hidden and the community ones of another project are left out,
+		// which the drain's listing must not do.
+		listed := listIDs(t, g, admin, "")
+		for _, i := range []int{4, 5, 6} { // hidden, hidden community, community of drain-a
+			if id := byStore["secondary"][i]; slices.Contains(listed, id) {
+				t.Errorf("Glance's default listing shows image %s (%s): this check no longer proves the drain lists it", id, images[id].kind)
 			}
 		}
 	})
-	if len(images) != 6 {
+	if len(byStore["secondary"]) != 13 {
 		return
 	}
-	check(t, "drain: the target's bucket gone, every copy fails, the Job fails, no location is removed", func(t *testing.T) {
+	inSecondary := len(byStore["secondary"])
+	check(t, "drain: the target's bucket gone, every copy fails, the Job fails naming each image, no location is removed", func(t *testing.T) {
 		gone := s3.dir + "/glance-images"
 		if err := os.Rename(gone, gone+".away"); err != nil {
 			t.Fatal(err)
@@ -139,17 +196,25 @@ func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3S
 			t.Fatalf("the drain succeeded with its target's bucket gone:\n%s", out)
 		}
 		rec := d.read(t, out)
-		if rec.State != "Failed" || len(rec.Record.Moved) != 0 || len(rec.Record.Failed) != 4 || rec.Remaining != "4" {
-			t.Errorf("record %+v, want Failed, 4 failed, 4 remaining\n%s", rec, out)
+		if rec.State != "Failed" || len(rec.Record.Moved) != 0 || len(rec.Record.Failed) != inSecondary || rec.Remaining != strconv.Itoa(inSecondary) || rec.Job != job {
+			t.Errorf("record %+v, want Failed, %d failed, %d remaining, job %s\n%s", rec, inSecondary, inSecondary, job, out)
 		}
 		for _, id := range byStore["secondary"] {
+			if _, named := rec.Record.Failed[id]; !named {
+				t.Errorf("the failed drain does not name image %s (%s)", id, images[id].kind)
+			}
 			if !s3.has(t, "glance-images-2", id) {
 				t.Errorf("image %s lost its data in secondary", id)
 			}
 		}
 		assertNoCredential(t, string(out)+fmt.Sprint(rec), secrets)
 	})
-	check(t, "drain: killed after its first image, a second run resumes and completes", func(t *testing.T) {
+	check(t, "drain: Glance refuses to copy a deactivated image or to remove its location (the drain names it, never reactivates it)", func(t *testing.T) {
+		imageCall(t, g, admin, http.MethodPost, "/v2/images/"+deactivated+"/import",
+			map[string]any{"method": map[string]any{"name": "copy-image"}, "stores": []string{"primary"}}, http.StatusConflict)
+		imageCall(t, g, admin, http.MethodDelete, "/v2/stores/secondary/"+deactivated, nil, http.StatusConflict)
+	})
+	check(t, "drain: killed after its first image, a second run resumes, moves every active image and fails naming the deactivated one", func(t *testing.T) {
 		cmd := d.command(t)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
@@ -172,31 +237,122 @@ func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3S
 			t.Fatalf("killed after one image, the record is %+v\n%s", rec, first.String())
 		}
 		out, err := d.command(t).CombinedOutput()
-		if err != nil {
-			t.Fatalf("the second run: %v\n%s\n%s", err, out, g.tail())
+		if err == nil {
+			t.Errorf("the second run succeeded with a deactivated image in secondary:\n%s", out)
 		}
 		rec := d.read(t, out)
-		if rec.State != "Complete" || rec.Remaining != "0" || len(rec.Record.Failed) != 0 {
-			t.Errorf("record %+v, want Complete, 0 remaining\n%s", rec, out)
+		if rec.State != "Failed" || rec.Remaining != "1" || len(rec.Record.Failed) != 1 || !strings.Contains(rec.Record.Failed[deactivated], "status deactivated") ||
+			len(rec.Record.Moved) != inSecondary-2 || rec.Job != job {
+			t.Errorf("record %+v, want Failed, 1 remaining, the deactivated image %s failed, %d moved\n%s\n%s", rec, deactivated, inSecondary-2, out, g.tail())
 		}
 		assertNoCredential(t, first.String()+string(out), secrets)
 		t.Logf("the killed run:\n%sthe second run:\n%s", first.String(), out)
 	})
-	check(t, "drain: every image downloads byte-identical, each from primary alone; secondary's bucket is empty", func(t *testing.T) {
-		admin := ks.token(t, "admin", keystoneAdminPassword, "admin")
-		for id, want := range images {
-			img := authedImage(t, g, admin, id)
-			if img["stores"] != "primary" {
-				t.Errorf("image %s is in stores %q, want primary alone", id, img["stores"])
+	check(t, "drain: the deactivated image reactivated, a third run completes: 0 left in a fresh listing", func(t *testing.T) {
+		imageCall(t, g, admin, http.MethodPost, "/v2/images/"+deactivated+"/actions/reactivate", nil, http.StatusNoContent)
+		out, err := d.command(t).CombinedOutput()
+		if err != nil {
+			t.Fatalf("the third run: %v\n%s\n%s", err, out, g.tail())
+		}
+		rec := d.read(t, out)
+		if rec.State != "Complete" || rec.Remaining != "0" || len(rec.Record.Failed) != 0 || !slices.Equal(rec.Record.Moved, []string{deactivated}) || rec.Job != job {
+			t.Errorf("record %+v, want Complete, 0 remaining, %s moved\n%s", rec, deactivated, out)
+		}
+		assertNoCredential(t, string(out), secrets)
+	})
+	check(t, "drain: every image downloads byte-identical, each from primary alone; Glance lists none in secondary; secondary's bucket is empty", func(t *testing.T) {
+		listed := map[string]map[string]any{}
+		for _, hidden := range []string{"false", "true"} {
+			for _, img := range list(t, g, admin, "visibility=all&member_status=all&os_hidden="+hidden) {
+				listed[img["id"].(string)] = img
 			}
-			if got := authedDownload(t, g, admin, id); !bytes.Equal(got, want) {
-				t.Errorf("image %s: %d bytes that differ from the %d uploaded", id, len(got), len(want))
+		}
+		for id, want := range images {
+			img := listed[id]
+			if img == nil {
+				t.Errorf("image %s (%s) is not listed", id, want.kind)
+				continue
+			}
+			if img["stores"] != "primary" {
+				t.Errorf("image %s (%s) is in stores %q, want primary alone", id, want.kind, img["stores"])
+			}
+			if got := authedDownload(t, g, admin, id); !bytes.Equal(got, want.data) {
+				t.Errorf("image %s (%s): %d bytes that differ from the %d uploaded", id, want.kind, len(got), len(want.data))
 			}
 			if s3.has(t, "glance-images-2", id) {
-				t.Errorf("image %s still has data in secondary's bucket", id)
+				t.Errorf("image %s (%s) still has data in secondary's bucket", id, want.kind)
 			}
 		}
 	})
+}
+
+// list is every image a listing with the given filters shows, page by
+// page.
+func list(t *testing.T, g *glanceAPI, token, filters string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	path := "/v2/images?limit=5&" + filters
+	for path != "" {
+		status, body := authed(t, g, token, http.MethodGet, path, nil)
+		var page struct {
+			Images []map[string]any
+			Next   string
+		}
+		if err := json.Unmarshal(body, &page); status != http.StatusOK || err != nil {
+			t.Fatalf("GET %s: %d %s", path, status, body)
+		}
+		out = append(out, page.Images...)
+		path = page.Next
+	}
+	return out
+}
+
+func listIDs(t *testing.T, g *glanceAPI, token, filters string) []string {
+	t.Helper()
+	var ids []string
+	for _, img := range list(t, g, token, filters) {
+		ids = append(ids, img["id"].(string))
+	}
+	return ids
+}
+
+// ownerOf is the project that owns an image (its owner's token reads it).
+func ownerOf(t *testing.T, g *glanceAPI, token, id string) string {
+	t.Helper()
+	imgs := list(t, g, token, "id=in:"+id)
+	if len(imgs) != 1 {
+		t.Fatalf("image %s: listed %d times", id, len(imgs))
+	}
+	return imgs[0]["owner"].(string)
+}
+
+// imageCall is one Image API call with a JSON body, which must answer want.
+func imageCall(t *testing.T, g *glanceAPI, token, method, path string, body any, want int) {
+	t.Helper()
+	var b []byte
+	if body != nil {
+		b, _ = json.Marshal(body)
+	}
+	status, out := authed(t, g, token, method, path, b, "Content-Type", "application/json")
+	if status != want {
+		t.Fatalf("%s %s: %d %s, want %d\n%s", method, path, status, out, want, g.tail())
+	}
+}
+
+// copyInto copies an image into a second store with copy-image, as an
+// admin, and waits (through the list API) until Glance lists it there.
+func copyInto(t *testing.T, g *glanceAPI, admin, id, store string) {
+	t.Helper()
+	imageCall(t, g, admin, http.MethodPost, "/v2/images/"+id+"/import",
+		map[string]any{"method": map[string]any{"name": "copy-image"}, "stores": []string{store}}, http.StatusAccepted)
+	for range 120 {
+		imgs := list(t, g, admin, "visibility=all&id=in:"+id)
+		if len(imgs) == 1 && slices.Contains(strings.Split(fmt.Sprint(imgs[0]["stores"]), ","), store) {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("image %s was not copied into %s\n%s", id, store, g.tail())
 }
 
 func authed(t *testing.T, g *glanceAPI, token, method, path string, body []byte, header ...string) (int, []byte) {
@@ -209,10 +365,14 @@ func authed(t *testing.T, g *glanceAPI, token, method, path string, body []byte,
 	return do(t, req)
 }
 
-func authedUpload(t *testing.T, g *glanceAPI, token string, data []byte, store string) string {
+// authedUploadWith creates an image with fields besides its name and
+// formats, and uploads data into store.
+func authedUploadWith(t *testing.T, g *glanceAPI, token string, data []byte, store string, fields map[string]any) string {
 	t.Helper()
-	status, body := authed(t, g, token, http.MethodPost, "/v2/images",
-		[]byte(`{"name": "drain", "disk_format": "raw", "container_format": "bare"}`), "Content-Type", "application/json")
+	create := map[string]any{"name": "drain", "disk_format": "raw", "container_format": "bare"}
+	maps.Copy(create, fields)
+	b, _ := json.Marshal(create)
+	status, body := authed(t, g, token, http.MethodPost, "/v2/images", b, "Content-Type", "application/json")
 	var img struct{ ID string }
 	if err := json.Unmarshal(body, &img); status != http.StatusCreated || err != nil {
 		t.Fatalf("creating an image: %d %s", status, body)
@@ -223,16 +383,6 @@ func authedUpload(t *testing.T, g *glanceAPI, token string, data []byte, store s
 		t.Fatalf("uploading to %s: %d %s\n%s", store, status, body, g.tail())
 	}
 	return img.ID
-}
-
-func authedImage(t *testing.T, g *glanceAPI, token, id string) map[string]any {
-	t.Helper()
-	status, body := authed(t, g, token, http.MethodGet, "/v2/images/"+id, nil)
-	var img map[string]any
-	if err := json.Unmarshal(body, &img); status != http.StatusOK || err != nil {
-		t.Fatalf("GET image %s: %d %s", id, status, body)
-	}
-	return img
 }
 
 func authedDownload(t *testing.T, g *glanceAPI, token, id string) []byte {
