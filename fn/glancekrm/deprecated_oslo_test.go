@@ -79,7 +79,7 @@ func TestDeprecatedSpellingsReadByOsloConfig(t *testing.T) {
 			})
 		}
 	})
-	if t.Failed() || len(scans) < len(testenv.GlancePythons()) {
+	if len(scans) < len(testenv.GlancePythons()) {
 		t.Skipf("the union needs a scan of every release; %d of %d", len(scans), len(testenv.GlancePythons()))
 	}
 	dir := t.TempDir()
