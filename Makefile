@@ -62,10 +62,10 @@ generate: $(CONTROLLER_GEN)
 	go run ./hack/crdjson
 	$(CONTROLLER_GEN) rbac:roleName=glance-krm-controller paths=./controller/... output:rbac:artifacts:config=controller/config/rbac
 
-## generate-secret-options: Glance's secret=True options from Debian's glance-api
+## generate-secret-options: Glance's secret=True options and every deprecated
+## spelling oslo.config still reads, over the Glance of each catalog's release
 generate-secret-options: deps-glance
-	/usr/bin/python3 hack/secret-options.py > krm/v1alpha1/zz_generated.secret_options.go
-	gofmt -w krm/v1alpha1/zz_generated.secret_options.go
+	CACHE=$(CACHE) bash hack/generate-secret-options.sh
 
 ## generate-catalogs: per-release option catalogs (krm/catalogs) from Debian's
 ## glance of each release, and from sources for GLANCE_SRC/GLANCE_STORE_SRC

@@ -58,8 +58,9 @@ for group, v in data["options"].items():
     # prints a command-line option (oslo.log's log-dir, use-json) by its
     # command-line spelling, which oslo.config ignores in a file. A
     # deprecated name (deprecated_opts) is read too, with a warning, but is
-    # left out: it would slip past the owned-option and secret-option rules,
-    # which know the current names only.
+    # left out, so the release rules refuse it; the owned-option and
+    # secret-option rules know every deprecated spelling
+    # (hack/secret-options.py) and refuse it as the option it sets.
     opts = config[group] = {}
     for o in v["opts"]:
         if o["dest"] in opts:

@@ -18,19 +18,19 @@ import (
 // release with a catalog, through the whole function, the file spelling
 // renders and the command-line spelling fails the build naming the file
 // spelling. A deprecated spelling oslo.config still reads, with a warning,
-// is refused too: [DEFAULT] logdir for log_dir, and [DEFAULT]
-// sql_connection, which is [database] connection, the database password
-// the owned-option and secret-option rules keep out of the ConfigMap by
-// its current name only. TestCatalogsReadByOsloConfig proves the catalogs
-// right against each release's oslo.config.
+// is refused too: [DEFAULT] logdir for log_dir by the release rules, and
+// [DEFAULT] sql_connection, which is [database] connection, by the
+// owned-option rule before the release rules (as on a release without a
+// catalog: TestDeprecatedSpellingsRefused). TestCatalogsReadByOsloConfig
+// proves the catalogs right against each release's oslo.config.
 func TestExtraConfigFileSpelling(t *testing.T) {
 	for _, release := range catalogs.Releases() {
-		for _, o := range []struct{ section, refused, file string }{
-			{"DEFAULT", "use-json", "use_json"},
-			{"DEFAULT", "log-date-format", "log_date_format"},
-			{"barbican_service_user", "split-loggers", "split_loggers"},
-			{"DEFAULT", "logdir", "log_dir"},
-			{"DEFAULT", "sql_connection", ""},
+		for _, o := range []struct{ section, refused, file, by string }{
+			{"DEFAULT", "use-json", "use_json", ""},
+			{"DEFAULT", "log-date-format", "log_date_format", ""},
+			{"barbican_service_user", "split-loggers", "split_loggers", ""},
+			{"DEFAULT", "logdir", "log_dir", ""},
+			{"DEFAULT", "sql_connection", "", `option "sql_connection" in section [DEFAULT] is a deprecated spelling of [database] connection`},
 		} {
 			t.Run(release+"/"+o.section+"/"+o.refused, func(t *testing.T) {
 				glance := strings.Replace(testGlance, `"2025.2"`, `"`+release+`"`, 2) +
@@ -69,10 +69,14 @@ func TestExtraConfigFileSpelling(t *testing.T) {
 						refused = r
 					}
 				}
+				by := o.by
+				if by == "" {
+					by = fmt.Sprintf("option %q is not an option of section [%s] in Glance %s", o.refused, o.section, release)
+				}
 				switch {
 				case !failed || refused == nil:
 					t.Errorf("[%s] %s not refused at %s (failed %v):\n%s", o.section, o.refused, field, failed, resultLines(rl.Results))
-				case !strings.Contains(refused.Message, fmt.Sprintf("option %q is not an option of section [%s] in Glance %s", o.refused, o.section, release)):
+				case !strings.Contains(refused.Message, by):
 					t.Errorf("[%s] %s refused by another rule: %s", o.section, o.refused, refused.Message)
 				case o.file != "" && !strings.HasSuffix(refused.Message, fmt.Sprintf("did you mean %q?", o.file)):
 					t.Errorf("[%s] %s refused without naming %s: %s", o.section, o.refused, o.file, refused.Message)

@@ -18,7 +18,9 @@ var configName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
 // GlanceOwnedOptions are the glance-api.conf options glance-krm renders from
 // a typed field (or from the GlanceBackends), keyed by normalised section and
-// option, with the owner a user should edit instead.
+// option, with the owner a user should edit instead. Every deprecated
+// spelling of one (GlanceDeprecatedOptions) is refused too: oslo.config
+// still reads it as the option.
 var GlanceOwnedOptions = map[ConfigOption]string{
 	{"DEFAULT", "enabled_backends"}:                "the GlanceBackends attached to this Glance (their spec.glanceRef)",
 	{"glance_store", "default_backend"}:            "the GlanceBackend marked spec.isDefault",
@@ -70,8 +72,33 @@ func OwnedConfigMessage(o ConfigOption, owner string) string {
 	return fmt.Sprintf("option %q in section [%s] is owned by %s", o.Key, o.Section, owner)
 }
 
+// DeprecatedOwnedConfigMessage is the message for a deprecated spelling
+// (section folded) of an option that a typed field owns: oslo.config still
+// reads it, so it would set the option behind the field's back, or be
+// silently outranked by it.
+func DeprecatedOwnedConfigMessage(spelling, o ConfigOption, owner string) string {
+	return fmt.Sprintf("option %q in section [%s] is a deprecated spelling of [%s] %s, which oslo.config still reads; "+
+		"that option is owned by %s", spelling.Key, spelling.Section, o.Section, o.Key, owner)
+}
+
+// ownedConfigMessage is the message refusing an extraConfig option that a
+// typed field owns, under its name or under a deprecated spelling, or "".
+func ownedConfigMessage(o ConfigOption) string {
+	n := o.Normalize()
+	if owner, ok := GlanceOwnedOptions[n]; ok {
+		return OwnedConfigMessage(o, owner)
+	}
+	if cur, ok := GlanceDeprecatedOptions[n]; ok {
+		if owner, ok := GlanceOwnedOptions[cur]; ok {
+			return DeprecatedOwnedConfigMessage(n, cur, owner)
+		}
+	}
+	return ""
+}
+
 // IsSecretOption tells whether Glance registers the option with
-// secret=True: such a value must not land in the plain ConfigMap.
+// secret=True, under this name or a deprecated spelling: such a value must
+// not land in the plain ConfigMap.
 func IsSecretOption(o ConfigOption) bool {
 	n := o.Normalize()
 	return slices.Contains(GlanceSecretOptions[n.Section], n.Key)
@@ -79,11 +106,12 @@ func IsSecretOption(o ConfigOption) bool {
 
 // SecretConfigMessage is the message for a secret option in extraConfig,
 // one per section as the CRD's CEL rules word it: it lists the section's
-// secret options that no typed field owns, and says where they belong.
+// secret options that no typed field owns (under any spelling), and says
+// where they belong.
 func SecretConfigMessage(section string) string {
 	var opts []string
 	for _, k := range GlanceSecretOptions[section] {
-		if _, owned := GlanceOwnedOptions[ConfigOption{section, k}]; !owned {
+		if ownedConfigMessage(ConfigOption{section, k}) == "" {
 			opts = append(opts, k)
 		}
 	}
@@ -113,8 +141,8 @@ func ValidateExtraConfig(cfg map[string]ConfigSection, path *field.Path) field.E
 			errs = append(errs, keyErrs...)
 			if len(keyErrs) == 0 {
 				o := ConfigOption{section, key}
-				if owner, ok := GlanceOwnedOptions[o.Normalize()]; ok {
-					errs = append(errs, field.Forbidden(kp, OwnedConfigMessage(o, owner)))
+				if msg := ownedConfigMessage(o); msg != "" {
+					errs = append(errs, field.Forbidden(kp, msg))
 				} else if IsSecretOption(o) {
 					errs = append(errs, field.Forbidden(kp, SecretConfigMessage(o.Normalize().Section)))
 				}

@@ -104,7 +104,8 @@ func drawnByCorpus(cases []corpusCase, msg string) bool {
 // every CEL rule of the CRDs must be drawn by a corpus case (whose function
 // verdict then proves the function has it too), every rule message of the
 // function likewise (whose API server verdict proves the CRD has it), and
-// every denylist and owned-option entry must be a CEL rule of its own.
+// every denylist and owned-option entry, and every deprecated spelling of
+// an owned option, must be a CEL rule of its own.
 func TestEveryRuleHasBothVerdicts(t *testing.T) {
 	cases := loadCorpus(t)
 	cel := celMessages(t)
@@ -133,6 +134,13 @@ func TestEveryRuleHasBothVerdicts(t *testing.T) {
 	for o, owner := range v1alpha1.GlanceOwnedOptions {
 		if m := v1alpha1.OwnedConfigMessage(o, owner); !isCEL[m] {
 			t.Errorf("owned option %s/%s has no CEL rule %q", o.Section, o.Key, m)
+		}
+	}
+	for spelling, o := range v1alpha1.GlanceDeprecatedOptions {
+		if owner, ok := v1alpha1.GlanceOwnedOptions[o]; ok {
+			if m := v1alpha1.DeprecatedOwnedConfigMessage(spelling, o, owner); !isCEL[m] {
+				t.Errorf("[%s] %s, a deprecated spelling of owned option %s/%s, has no CEL rule %q", spelling.Section, spelling.Key, o.Section, o.Key, m)
+			}
 		}
 	}
 }

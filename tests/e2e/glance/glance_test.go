@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go/format"
 	"io"
 	"net/http"
 	"os"
@@ -147,28 +146,6 @@ func multiStore(t *testing.T, rel release) {
 		}
 		if diff := cmp.Diff(string(committed), string(out)); diff != "" {
 			t.Errorf("krm/catalogs/%s.json is stale: run make generate-catalogs (-committed +now):\n%s", rel.catalog, diff)
-		}
-	})
-	// The committed list of secret options is bookworm's.
-	secretOptionsCheck := check
-	if rel.rootfs != "" {
-		secretOptionsCheck = func(*testing.T, string, func(*testing.T)) bool { return true }
-	}
-	secretOptionsCheck(t, "the committed list of Glance's secret options is what this glance-api registers", func(t *testing.T) {
-		out, err := exec.Command("/usr/bin/python3", "../../../hack/secret-options.py").Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		committed, err := os.ReadFile("../../../krm/v1alpha1/zz_generated.secret_options.go")
-		if err != nil {
-			t.Fatal(err)
-		}
-		formatted, err := format.Source(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(string(committed), string(formatted)); diff != "" {
-			t.Errorf("krm/v1alpha1/zz_generated.secret_options.go is stale: run make generate-secret-options (-committed +now):\n%s", diff)
 		}
 	})
 	check(t, "oslo-config-validator rejects a misspelt store option", func(t *testing.T) {
