@@ -274,7 +274,7 @@ func TestOwnership(t *testing.T) {
 			absent:    []string{"kind: Secret"},
 		},
 		"a misspelt extraOptions key fails the build with a did-you-mean on a release with a catalog": {
-			input: docs(strings.Replace(testGlance, `"2025.2"`, `"2025.1"`, -1),
+			input: docs(strings.ReplaceAll(testGlance, `"2025.2"`, `"2025.1"`),
 				testBackend("primary", "glance", true)+"  extraOptions: {s3_store_thread_pool: '10'}\n"),
 			results: []want{{fn.Error, `option "s3_store_thread_pool" is not an option of an S3 store in Glance 2025.1 (Debian trixie: glance-api 2:30.0.0-3+deb13u5, python3-glance-store 4.9.1-2)`},
 				{fn.Error, `did you mean "s3_store_thread_pools"?`}},
@@ -285,26 +285,26 @@ func TestOwnership(t *testing.T) {
 				{fn.Warning, "it would leak the keys of every store"}},
 		},
 		"show_multiple_locations on 2026.2 (locations without keys) renders": {
-			input:   docs(strings.Replace(testGlance, `"2025.2"`, `"2026.2"`, -1)+"  extraConfig: {DEFAULT: {show_image_direct_url: 'true'}}\n", testBackend("primary", "glance", true)),
+			input:   docs(strings.ReplaceAll(testGlance, `"2025.2"`, `"2026.2"`)+"  extraConfig: {DEFAULT: {show_image_direct_url: 'true'}}\n", testBackend("primary", "glance", true)),
 			results: []want{{fn.Info, "rendered Glance ns/glance"}},
 		},
 		"the same key on a release without a catalog warns": {
-			input:   docs(strings.Replace(testGlance, `"2025.2"`, `"2024.2"`, -1), testBackend("primary", "glance", true)+"  extraOptions: {s3_store_thread_pool: '10'}\n"),
+			input:   docs(strings.ReplaceAll(testGlance, `"2025.2"`, `"2024.2"`), testBackend("primary", "glance", true)+"  extraOptions: {s3_store_thread_pool: '10'}\n"),
 			results: []want{{fn.Warning, `no option catalog for openStackRelease "2024.2"`}},
 		},
 		"a typed field the release ignores is an error": {
-			input: docs(strings.Replace(testGlance, `"2025.2"`, `"2022.2"`, -1),
+			input: docs(strings.ReplaceAll(testGlance, `"2025.2"`, `"2022.2"`),
 				strings.Replace(testBackend("primary", "glance", true), "bucket: primary-bucket,", "bucket: primary-bucket, region: eu-1,", 1)),
 			results: []want{{fn.Error, "spec.s3.region renders s3_store_region_name, which Glance 2022.2 (Debian bookworm: glance-api 2:25.1.0-2+deb12u5, python3-glance-store 4.1.0-4) does not read"}},
 		},
 		"an unknown extraConfig section or option of the release is an error with a did-you-mean": {
-			input: docs(strings.Replace(testGlance, `"2025.2"`, `"2025.1"`, -1)+"  extraConfig: {image_formats: {disk_formats: raw}, DEFAULT: {show_image_direct_urls: 'true'}}\n",
+			input: docs(strings.ReplaceAll(testGlance, `"2025.2"`, `"2025.1"`)+"  extraConfig: {image_formats: {disk_formats: raw}, DEFAULT: {show_image_direct_urls: 'true'}}\n",
 				testBackend("primary", "glance", true)),
 			results: []want{{fn.Error, `section [image_formats] is not a section glance-api.conf has in Glance 2025.1`}, {fn.Error, `did you mean "image_format"?`},
 				{fn.Error, `option "show_image_direct_urls" is not an option of section [DEFAULT]`}, {fn.Error, `did you mean "show_image_direct_url"?`}},
 		},
 		"[backend_defaults] is a section from glance_store 5.0 on": {
-			input: docs(strings.Replace(testGlance, `"2025.2"`, `"2026.2"`, -1)+"  extraConfig: {backend_defaults: {s3_store_large_object_size: '200'}}\n",
+			input: docs(strings.ReplaceAll(testGlance, `"2025.2"`, `"2026.2"`)+"  extraConfig: {backend_defaults: {s3_store_large_object_size: '200'}}\n",
 				testBackend("primary", "glance", true)),
 			results: []want{{fn.Info, "rendered Glance ns/glance"}},
 		},

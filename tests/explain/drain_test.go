@@ -133,7 +133,7 @@ func TestStoreRemovalAfterDrain(t *testing.T) {
 	}
 	// What `kubectl get configmap -l … -o yaml` prints: a List, here of
 	// the record and another drain's.
-	list := write(t, "apiVersion: v1\nkind: List\nitems:\n"+indent(read(t, complete))+indent(strings.Replace(read(t, drainRecord(t, "glance", "tertiary", "primary", "Failed", "1", "x")), "tertiary", "tertiary", -1)))
+	list := write(t, "apiVersion: v1\nkind: List\nitems:\n"+indent(read(t, complete))+indent(read(t, drainRecord(t, "glance", "tertiary", "primary", "Failed", "1", "x"))))
 	if out, code := runExplain(t, "--drain-record", list, draining, removed); code != 0 {
 		t.Errorf("the record in a List: exit %d, want 0:\n%s", code, out)
 	}
