@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/c5c3/glance-krm/internal/testenv"
@@ -47,6 +48,34 @@ func kustomizeBin(t *testing.T) string { t.Helper(); return testenv.Kustomize(t)
 func build(t *testing.T, dir string, flags ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	return testenv.KustomizeBuild(t, dir, flags...)
+}
+
+// buildVerdict builds dir with the real kustomize: when fail is set, the
+// build must fail saying it (and nil is returned); else it must pass and
+// its output is returned.
+func buildVerdict(t *testing.T, dir, fail string, check func(err error, stderr string)) []*yaml.RNode {
+	t.Helper()
+	stdout, stderr, err := build(t, dir)
+	if check != nil {
+		check(err, stderr)
+	}
+	if fail != "" {
+		if err == nil || !strings.Contains(stderr, fail) {
+			t.Fatalf("the build must fail with %q; err %v, stderr:\n%s", fail, err, stderr)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("kustomize build: %v\n%s", err, stderr)
+	}
+	out, err := (&kio.ByteReader{Reader: strings.NewReader(stdout)}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) == 0 {
+		t.Fatal("the build passed and wrote nothing")
+	}
+	return out
 }
 
 func mustBuild(t *testing.T, dir string) []*yaml.RNode {

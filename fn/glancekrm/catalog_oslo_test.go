@@ -123,14 +123,7 @@ func readCatalog(t *testing.T, py testenv.Python, script string, cat *catalogs.C
 	if n+len(planned.Unknown) != total {
 		t.Fatalf("%s: %d options written and %d unknown, but the catalog has %d", py.Suite, n, len(planned.Unknown), total)
 	}
-	text, err := f.String()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "glance-api.conf")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeConf(t, f)
 
 	var read map[string]map[string]struct{ Want, Got, From string }
 	ask(map[string]any{"file": path, "values": planned.Values}, &read)
@@ -149,4 +142,18 @@ func readCatalog(t *testing.T, py testenv.Python, script string, cat *catalogs.C
 	}
 	t.Logf("%s: %d of %d options of krm/catalogs/%s.json read back from the file; %d not read, %d not registered",
 		py.Suite, got-bad, total, cat.Release, bad, len(planned.Unknown))
+}
+
+// writeConf writes f as a glance-api.conf for oslo.config to read back.
+func writeConf(t *testing.T, f *oslo.File) string {
+	t.Helper()
+	text, err := f.String()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "glance-api.conf")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

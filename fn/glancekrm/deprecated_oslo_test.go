@@ -220,14 +220,7 @@ func readDeprecated(t *testing.T, py testenv.Python, script string, scan secretS
 			}
 			f.Sections = append(f.Sections, sec)
 		}
-		text, err := f.String()
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(t.TempDir(), "glance-api.conf")
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		path := writeConf(t, f)
 		var got map[string]map[string]struct{ Want, Got, From string }
 		py.ask(t, map[string]any{"file": path, "values": values}, &got)
 		py.close()
