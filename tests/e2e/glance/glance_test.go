@@ -82,7 +82,10 @@ func copyExample(t *testing.T, s3Endpoint string, rel release, dbPort int) strin
 			b = bytes.ReplaceAll(b, []byte(`command: ["glance-api"]`), []byte(`command: ["uwsgi", "--ini", "`+v1alpha1.MountConfigDir+`glance-api-uwsgi.ini"]`))
 		}
 		// The Glance declares the release it runs, so the release rules
-		// of that release's option catalog apply to every render.
+		// of that release's option catalog apply to every render; its
+		// image names the same release (the image-release rule).
+		b = bytes.ReplaceAll(b, []byte(`tag: "2025.2"`), []byte(`tag: "`+release+`"`))
+		b = bytes.ReplaceAll(b, []byte(`image: ghcr.io/c5c3/glance:2025.2`), []byte(`image: ghcr.io/c5c3/glance:`+release))
 		return bytes.ReplaceAll(b, []byte(`openStackRelease: "2025.2"`), []byte(`openStackRelease: "`+release+`"`))
 	})
 	return dir
