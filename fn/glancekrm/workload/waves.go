@@ -35,7 +35,7 @@ func waveOf(obj *fn.KubeObject) (int, error) {
 			// and a drain copies through the API that serves both stores.
 			return v1alpha1.WaveAfter, nil
 		default:
-			return 0, fmt.Errorf("Job %s: no sync wave for component %q", obj.GetName(), c)
+			return 0, fmt.Errorf("no sync wave for the Job %s of component %q", obj.GetName(), c)
 		}
 	}
 	return 0, fmt.Errorf("%s %s: no sync wave for this kind", obj.GetKind(), obj.GetName())
