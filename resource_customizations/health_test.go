@@ -85,3 +85,48 @@ func TestLuaHealthScripts(t *testing.T) {
 		t.Fatalf("%d health scripts found", found)
 	}
 }
+
+// TestArgoCDConfigMapHoldsTheScripts: examples/argocd/argocd-cm-health.yaml,
+// what a user merges into argocd-cm, holds every health.lua of this folder
+// byte for byte under the key Argo CD reads for its group and kind
+// (resource.customizations.health.<group>_<kind>), and nothing else.
+func TestArgoCDConfigMapHoldsTheScripts(t *testing.T) {
+	raw, err := os.ReadFile("../examples/argocd/argocd-cm-health.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm struct {
+		Kind     string                `json:"kind"`
+		Metadata struct{ Name string } `json:"metadata"`
+		Data     map[string]string     `json:"data"`
+	}
+	if err := yaml.Unmarshal(raw, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Kind != "ConfigMap" || cm.Metadata.Name != "argocd-cm" {
+		t.Fatalf("%s %s, want the ConfigMap argocd-cm", cm.Kind, cm.Metadata.Name)
+	}
+	scripts, _ := filepath.Glob(filepath.Join("*", "*", "health.lua"))
+	want := map[string]string{}
+	for _, s := range scripts {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		group, kind := filepath.Base(filepath.Dir(filepath.Dir(s))), filepath.Base(filepath.Dir(s))
+		want["resource.customizations.health."+group+"_"+kind] = string(b)
+	}
+	if len(want) < 2 {
+		t.Fatalf("%d health scripts found", len(want))
+	}
+	for k, v := range want {
+		if cm.Data[k] != v {
+			t.Errorf("argocd-cm-health.yaml's %s is not %s's health.lua", k, k)
+		}
+	}
+	for k := range cm.Data {
+		if _, ok := want[k]; !ok {
+			t.Errorf("argocd-cm-health.yaml holds %s, which no health.lua here is", k)
+		}
+	}
+}
