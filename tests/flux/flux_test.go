@@ -586,3 +586,61 @@ func count(list []string, s string) int {
 	}
 	return n
 }
+
+// TestExampleChainsTheSteps: examples/flux/flux.yaml applies the folders
+// hack/flux-prerender.sh writes, each by its own Kustomization of one
+// source, in order: each after the one before is ready (dependsOn), and
+// each ready only once what it applied is (wait), so the db-sync Job
+// completes before the Deployments roll and they finish before
+// db-contract runs; the last one judges the Glance by healthCheckExprs.
+func TestExampleChainsTheSteps(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(root, "examples", "flux", "flux.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(string(raw))}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ks []*yaml.RNode
+	for _, n := range nodes {
+		if n.GetKind() == "Kustomization" && n.GetApiVersion() == "kustomize.toolkit.fluxcd.io/v1" {
+			ks = append(ks, n)
+		}
+	}
+	if len(ks) != len(steps) {
+		t.Fatalf("%d Flux Kustomizations, want one per step (%v)", len(ks), steps)
+	}
+	get := func(n *yaml.RNode, path ...string) string {
+		v, err := n.Pipe(yaml.Lookup(path...))
+		if err != nil || v == nil {
+			return ""
+		}
+		return strings.TrimSpace(v.MustString())
+	}
+	for i, k := range ks {
+		name := k.GetName()
+		if p := get(k, "spec", "path"); p != "./"+steps[i] {
+			t.Errorf("Kustomization %s applies %q, want ./%s", name, p, steps[i])
+		}
+		if get(k, "spec", "wait") != "true" || get(k, "spec", "prune") != "true" {
+			t.Errorf("Kustomization %s: wait %q, prune %q; want both true", name, get(k, "spec", "wait"), get(k, "spec", "prune"))
+		}
+		if get(k, "spec", "sourceRef", "name") != get(ks[0], "spec", "sourceRef", "name") {
+			t.Errorf("Kustomization %s reads another source than %s", name, ks[0].GetName())
+		}
+		deps := get(k, "spec", "dependsOn")
+		switch {
+		case i == 0 && deps != "":
+			t.Errorf("the first step depends on %s", deps)
+		case i > 0 && deps != "- name: "+ks[i-1].GetName():
+			t.Errorf("Kustomization %s depends on %q, want the step before, %s", name, deps, ks[i-1].GetName())
+		}
+	}
+	exprs := get(ks[len(ks)-1], "spec", "healthCheckExprs")
+	for _, kind := range []string{"kind: " + v1alpha1.GlanceKind + "\n", "kind: " + v1alpha1.GlanceBackendKind + "\n"} {
+		if !strings.Contains(exprs+"\n", kind) {
+			t.Errorf("the last step has no healthCheckExprs for %s", strings.TrimSpace(kind))
+		}
+	}
+}
