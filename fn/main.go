@@ -34,6 +34,8 @@ func main() {
 			os.Exit(runCredentials(os.Args[2:], os.Stderr))
 		case "keep-history":
 			os.Exit(keepHistory(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		case "flux-steps":
+			os.Exit(fluxSteps(os.Args[2:], os.Stdin, os.Stderr))
 		case "explain":
 			os.Exit(explainChange(os.Args[2:], os.Stdout, os.Stderr))
 		case "validate":

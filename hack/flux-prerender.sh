@@ -1,18 +1,31 @@
 #!/usr/bin/env bash
 # flux-prerender.sh OVERLAY OUTDIR: render a kustomization that runs
-# glance-krm into a folder Flux's kustomize-controller builds as it is
-# (no plugins): OUTDIR/resources.yaml and OUTDIR/kustomization.yaml.
+# glance-krm into folders Flux's kustomize-controller builds as they are
+# (no plugins), one per sync wave, in the order they are applied:
+#   OUTDIR/0-prepare   the rendered files, Services, NetworkPolicies, RBAC
+#                      and the db-sync Job (expand, migrate)
+#   OUTDIR/1-workload  the Deployments
+#   OUTDIR/2-after     the db-contract Job, the store drains, the HPA, PDB,
+#                      HTTPRoute, db-purge CronJob, the Glance and its
+#                      GlanceBackends
+# each with resources.yaml and a kustomization.yaml naming it. Objects of
+# your own go by their argocd.argoproj.io/sync-wave (none: the first).
+# Three Flux Kustomizations apply them, each dependsOn the one before and
+# wait: true (examples/flux/flux.yaml).
 #
 # Run it in CI on every change, then publish OUTDIR (`flux push artifact
-# oci://… --path OUTDIR …`, or commit it). OUTDIR/resources.yaml from the
-# previous run is read first: the rendered copies it holds are carried over
-# (glance-krm-fn keep-history, at most three per Glance and kind), so that
-# Flux, which prunes what leaves its output as soon as it applied the new
-# set, keeps the configuration the old pods mount until they are replaced.
+# oci://… --path OUTDIR …`, or commit it). What the folders held from the
+# previous run is read first: the rendered copies the build no longer
+# holds are carried over into 0-prepare (glance-krm-fn keep-history, at
+# most three per Glance and kind), so that Flux, which prunes what leaves
+# its output as soon as it applied the new set, keeps the configuration
+# the old pods mount until they are replaced. A single-folder OUTDIR an
+# earlier version of this script wrote is read the same way, then its two
+# files are removed.
 #
-# What Flux applies is exactly what kustomize built (keep-history does not
-# run the function again: a base's functionConfig, an overlay's patches and
-# images: all hold), followed by the carried copies.
+# What Flux applies is exactly what kustomize built, each object byte for
+# byte (the function does not run again: a base's functionConfig, an
+# overlay's patches and images: all hold), followed by the carried copies.
 #
 # Environment: KUSTOMIZE (default: kustomize on PATH), GLANCE_KRM_FN
 # (default: the exec path the build declares for glance-krm, in OVERLAY or
@@ -55,16 +68,8 @@ declared() {
 }
 fnbin=${GLANCE_KRM_FN:-$(declared "$overlay" || echo glance-krm-fn)}
 mkdir -p "$out"
-tmp=$(mktemp "$out/.resources.XXXXXX")
-trap 'rm -f "$tmp"' EXIT
-"$kustomize" build --enable-alpha-plugins --enable-exec "$overlay" | "$fnbin" keep-history --previous "$out/resources.yaml" > "$tmp"
-chmod 0644 "$tmp"
-mv "$tmp" "$out/resources.yaml"
-cat > "$out/kustomization.yaml" <<'EOT'
-# Written by glance-krm's hack/flux-prerender.sh: the rendered output of an
-# overlay, for a builder without plugins (Flux). Do not edit; render again.
-apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-  - resources.yaml
-EOT
+build=$(mktemp)
+trap 'rm -f "$build"' EXIT
+# The build whole first: a build that fails writes nothing.
+"$kustomize" build --enable-alpha-plugins --enable-exec "$overlay" > "$build"
+"$fnbin" flux-steps "$out" < "$build"

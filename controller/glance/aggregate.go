@@ -25,6 +25,10 @@ type Aggregation struct {
 	// away, brings the Glance back; writing the transient state would
 	// cost a status write per Glance.
 	Unjudged bool
+	// DefaultWaiting: the condition says NoDefaultBackend only because
+	// the one backend marked isDefault is not credential-ready yet; its
+	// credentials arriving resolves it (Ready reads it as in progress).
+	DefaultWaiting bool
 }
 
 // Aggregate judges a Glance (namespace/name, for messages) on its
@@ -58,6 +62,12 @@ func Aggregate(glance string, backends []v1alpha1.GlanceBackend) Aggregation {
 	case err != nil:
 		c.Reason = v1alpha1.ReasonNoDefaultBackend
 		c.Message = "counting credential-ready backends only: " + err.Error() + list
+		all := make([]*v1alpha1.GlanceBackend, len(backends))
+		for i := range backends {
+			all[i] = &backends[i]
+		}
+		_, whole := v1alpha1.DefaultBackend(glance, all)
+		out.DefaultWaiting = whole == nil
 	case len(out.Pending) > 0:
 		c.Reason = v1alpha1.ReasonWaitingForBackends
 		c.Message = fmt.Sprintf("default store %q is valid%s", defaultStore, list)

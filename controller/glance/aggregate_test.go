@@ -36,6 +36,9 @@ func TestAggregate(t *testing.T) {
 		Message  string
 		Pending  []string // name (reason)
 		Unjudged bool
+		// DefaultWaiting: NoDefaultBackend only because the one default
+		// is not credential-ready (Ready reads it as in progress).
+		DefaultWaiting bool
 	}
 	cases := map[string]struct {
 		backends []v1alpha1.GlanceBackend
@@ -62,6 +65,11 @@ func TestAggregate(t *testing.T) {
 		},
 		"the only default has no credentials: no default": {
 			backends: []v1alpha1.GlanceBackend{judged("a", true, v1alpha1.ReasonWaitingForCredentials, proj), judged("b", false, ok, proj)},
+			want: want{Reason: v1alpha1.ReasonNoDefaultBackend, Pending: []string{"a (WaitingForCredentials)"}, DefaultWaiting: true,
+				Message: `counting credential-ready backends only: NoDefaultBackend: no GlanceBackend attached to Glance "openstack/glance" is marked isDefault; exactly one default store is allowed; pending: a (WaitingForCredentials)`},
+		},
+		"no backend marked default": {
+			backends: []v1alpha1.GlanceBackend{judged("a", false, v1alpha1.ReasonWaitingForCredentials, proj), judged("b", false, ok, proj)},
 			want: want{Reason: v1alpha1.ReasonNoDefaultBackend, Pending: []string{"a (WaitingForCredentials)"},
 				Message: `counting credential-ready backends only: NoDefaultBackend: no GlanceBackend attached to Glance "openstack/glance" is marked isDefault; exactly one default store is allowed; pending: a (WaitingForCredentials)`},
 		},
@@ -79,7 +87,7 @@ func TestAggregate(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			a := Aggregate("openstack/glance", tc.backends)
-			got := want{OK: a.Condition.OK, Reason: a.Condition.Reason, Message: a.Condition.Message, Unjudged: a.Unjudged}
+			got := want{OK: a.Condition.OK, Reason: a.Condition.Reason, Message: a.Condition.Message, Unjudged: a.Unjudged, DefaultWaiting: a.DefaultWaiting}
 			for _, p := range a.Pending {
 				got.Pending = append(got.Pending, p.Backend.Name+" ("+p.Reason+")")
 			}

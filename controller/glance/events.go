@@ -2,6 +2,7 @@ package glance
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -104,8 +105,9 @@ func backendInputChanged(e event.UpdateEvent) bool {
 
 // jobEvents: a Glance's schema is judged again when one of its
 // glance-manage Jobs (labelled with it, carrying the openstack-release
-// annotation) appears or completes; a deleted Job changes nothing (the
-// status keeps the release it migrated to).
+// annotation) appears, completes, fails or goes (the status keeps the
+// release a completed one migrated to; a first db-sync that goes is no
+// longer running).
 type jobEvents struct{ enqueuer }
 
 func (h jobEvents) Create(ctx context.Context, e event.CreateEvent, q queue) {
@@ -115,12 +117,14 @@ func (h jobEvents) Create(ctx context.Context, e event.CreateEvent, q queue) {
 func (h jobEvents) Update(ctx context.Context, e event.UpdateEvent, q queue) {
 	o, ok1 := e.ObjectOld.(*batchv1.Job)
 	n, ok2 := e.ObjectNew.(*batchv1.Job)
-	if !ok1 || !ok2 || completed(o) != completed(n) {
+	if !ok1 || !ok2 || completed(o) != completed(n) || finished(o) != finished(n) {
 		h.of(ctx, e.ObjectNew, q)
 	}
 }
 
-func (jobEvents) Delete(context.Context, event.DeleteEvent, queue) {}
+func (h jobEvents) Delete(ctx context.Context, e event.DeleteEvent, q queue) {
+	h.of(ctx, e.Object, q)
+}
 
 func (h jobEvents) Generic(ctx context.Context, e event.GenericEvent, q queue) {
 	h.of(ctx, e.Object, q)
@@ -155,5 +159,36 @@ func (h recordEvents) Generic(ctx context.Context, e event.GenericEvent, q queue
 func (h recordEvents) of(ctx context.Context, o client.Object, q queue) {
 	if l := o.GetLabels(); l[v1alpha1.LabelComponent] == v1alpha1.ComponentDrainRecord && l[v1alpha1.LabelGlance] != "" {
 		h.add(ctx, o.GetNamespace(), l[v1alpha1.LabelGlance], q)
+	}
+}
+
+// deploymentEvents: status.endpoint follows whether a Deployment the
+// function generated serves the Glance: one appearing, going, or
+// changing its labels (taken over by hand) enqueues it; a rollout's
+// progress does not.
+type deploymentEvents struct{ enqueuer }
+
+func (h deploymentEvents) Create(ctx context.Context, e event.CreateEvent, q queue) {
+	h.of(ctx, e.Object, q)
+}
+
+func (h deploymentEvents) Update(ctx context.Context, e event.UpdateEvent, q queue) {
+	if !maps.Equal(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels()) {
+		h.of(ctx, e.ObjectOld, q)
+		h.of(ctx, e.ObjectNew, q)
+	}
+}
+
+func (h deploymentEvents) Delete(ctx context.Context, e event.DeleteEvent, q queue) {
+	h.of(ctx, e.Object, q)
+}
+
+func (h deploymentEvents) Generic(ctx context.Context, e event.GenericEvent, q queue) {
+	h.of(ctx, e.Object, q)
+}
+
+func (h deploymentEvents) of(ctx context.Context, o client.Object, q queue) {
+	if g := o.GetLabels()[v1alpha1.LabelGlance]; g != "" {
+		h.add(ctx, o.GetNamespace(), g, q)
 	}
 }

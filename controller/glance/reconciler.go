@@ -5,15 +5,19 @@
 // at off the Glance's completed glance-manage Jobs into DatabaseReady and
 // status.installedRelease, refusing a downgrade or a skipped release
 // (UpgradePathInvalid) with a Warning event; and the records of its
-// store drains into StoresDrained.
+// store drains into StoresDrained. Ready aggregates the three, with
+// kstatus's Stalled or Reconciling beside it (ready.go), and
+// status.endpoint says where the generated workload serves the API.
 package glance
 
 import (
 	"context"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,8 +29,7 @@ import (
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
-// Reconciler computes a Glance's BackendsReady and DatabaseReady
-// conditions.
+// Reconciler computes a Glance's conditions and status.endpoint.
 type Reconciler struct {
 	Client   client.Client
 	Recorder recorder.EventRecorder
@@ -37,6 +40,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
 
 // Reconcile writes BackendsReady and DatabaseReady when they changed
 // and, only then, one warning per backend that became pending or is
@@ -65,6 +69,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
+	endpoint, err := r.endpoint(ctx, &g)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	agg := Aggregate(g.Namespace+"/"+g.Name, backends)
 	schema := JudgeSchema(&g, jobs.Items)
 	drained := JudgeDrains(g.Name, records.Items)
@@ -84,16 +92,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	before := pendingIn(g.Status.Conditions)
 	refusedBefore := refusal(g.Status.Conditions)
 	failedBefore := drainFailure(g.Status.Conditions)
-	next, changed := conditions.Apply(g.Status.Conditions, g.Generation, verdicts...)
+	next := aggregate(g.Status.Conditions, g.Generation, drained == nil, agg.DefaultWaiting, verdicts)
 	installed := g.Status.InstalledRelease
 	if schema.Installed != "" {
 		installed = schema.Installed
 	}
-	if !changed && g.Status.ObservedGeneration == g.Generation && installed == g.Status.InstalledRelease {
+	if equality.Semantic.DeepEqual(next, g.Status.Conditions) && g.Status.ObservedGeneration == g.Generation &&
+		installed == g.Status.InstalledRelease && endpoint == g.Status.Endpoint {
 		return ctrl.Result{}, nil
 	}
 	if res, err := conditions.PatchStatus(ctx, r.Client, &g, func() {
 		g.Status.Conditions, g.Status.ObservedGeneration, g.Status.InstalledRelease = next, g.Generation, installed
+		g.Status.Endpoint = endpoint
 	}); err != nil || !res.IsZero() {
 		return res, err
 	}
@@ -120,6 +130,48 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			"GlanceBackend %q is not ready (%s): %s", p.Backend.Name, p.Reason, p.Message)
 	}
 	return ctrl.Result{}, nil
+}
+
+// aggregate is the conditions to write: the verdicts, then Ready and
+// Stalled or Reconciling judged on them (Judge). StoresDrained goes when
+// no drain record is left: the drain is over, and a condition no longer
+// judged would hold Ready back at the next generation.
+func aggregate(current []metav1.Condition, generation int64, noDrain, defaultWaiting bool, verdicts []conditions.Condition) []metav1.Condition {
+	next, _ := conditions.Apply(current, generation, verdicts...)
+	if noDrain {
+		meta.RemoveStatusCondition(&next, v1alpha1.ConditionStoresDrained)
+	}
+	r := Judge(next, generation, defaultWaiting)
+	abnormal := []conditions.Condition{r.Ready}
+	if r.Abnormal != nil {
+		abnormal = append(abnormal, *r.Abnormal)
+	}
+	next, _ = conditions.Apply(next, generation, abnormal...)
+	for _, typ := range r.NotAbnormal {
+		meta.RemoveStatusCondition(&next, typ)
+	}
+	return next
+}
+
+// endpoint is status.endpoint: the Glance's StatusEndpoint while a
+// Deployment the function generated for it serves it (the stable
+// Service, and the HTTPRoute with a gateway, come with it), else none —
+// a hand-written workload's Service is the user's to name. A Glance on a
+// target cluster, whose objects are not read here, has none.
+func (r *Reconciler) endpoint(ctx context.Context, g *v1alpha1.Glance) (string, error) {
+	if g.Spec.TargetClusterRef != nil {
+		return "", nil
+	}
+	var deps appsv1.DeploymentList
+	if err := r.Client.List(ctx, &deps, client.InNamespace(g.Namespace), client.MatchingLabels{
+		v1alpha1.LabelGlance: g.Name, v1alpha1.LabelComponent: v1alpha1.ComponentWorkload, v1alpha1.LabelManagedBy: v1alpha1.ManagedByGlanceKRM,
+	}); err != nil {
+		return "", err
+	}
+	if len(deps.Items) == 0 {
+		return "", nil
+	}
+	return g.StatusEndpoint(), nil
 }
 
 // drainFailure is the message of a StoresDrained written before that
@@ -168,8 +220,9 @@ func pendingIn(conds []metav1.Condition) map[string]string {
 // SetupWithManager aggregates a Glance when its backends' conditions or
 // specs change and every one of them is judged (package events.go): not
 // on its own status writes, and not once per backend while they are
-// being judged; when one of its glance-manage Jobs completes; and when
-// a store drain's record changes.
+// being judged; when one of its glance-manage Jobs completes; when a
+// store drain's record changes; and when a Deployment of it comes, goes
+// or is relabelled (status.endpoint).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	e := enqueuer{reader: mgr.GetClient()}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -178,5 +231,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.GlanceBackend{}, backendEvents{e}).
 		Watches(&batchv1.Job{}, jobEvents{e}).
 		Watches(&corev1.ConfigMap{}, recordEvents{e}).
+		Watches(&appsv1.Deployment{}, deploymentEvents{e}).
 		Complete(r)
 }

@@ -22,8 +22,10 @@ type Schema struct {
 	// the schema it migrated is not.
 	Installed string
 	// Condition is nil when no completed Job nor the status says which
-	// release the schema is at (a hand-written workload, or the first
-	// db-sync still running): nothing is known, nothing is judged.
+	// release the schema is at and no glance-manage Job runs (a
+	// hand-written workload): nothing is known, nothing is judged. The
+	// first db-sync still running is DBSyncInProgress: the schema is not
+	// there yet, so the Glance is not Ready.
 	Condition *conditions.Condition
 	// Refused is true when the condition refuses the path (the reasons
 	// of v1alpha1.Problem): the reconciler warns once with an Event.
@@ -52,7 +54,7 @@ func JudgeSchema(g *v1alpha1.Glance, jobs []batchv1.Job) Schema {
 		}
 	}
 	if installed == "" {
-		return Schema{}
+		return firstSync(g, jobs)
 	}
 	want := g.Spec.OpenStackRelease
 	c := conditions.Condition{Type: v1alpha1.ConditionDatabaseReady}
@@ -73,6 +75,35 @@ func JudgeSchema(g *v1alpha1.Glance, jobs []batchv1.Job) Schema {
 		c.Message = fmt.Sprintf("the database schema is at %s (%s); no glance-manage Job of %s has completed yet", installed, by, want)
 	}
 	return Schema{Installed: installed, Condition: &c, Refused: reason != ""}
+}
+
+// firstSync is the verdict before any glance-manage Job completed: in
+// progress while one of the Glance's runs (the first by name, for a
+// stable message), else nothing known. A failed one says nothing here:
+// the Job is Degraded (Argo CD) or not ready (Flux) itself.
+func firstSync(g *v1alpha1.Glance, jobs []batchv1.Job) Schema {
+	running := ""
+	for i := range jobs {
+		j := &jobs[i]
+		if j.Labels[v1alpha1.LabelGlance] != g.Name || j.Annotations[v1alpha1.AnnotationRelease] == "" || finished(j) {
+			continue
+		}
+		if running == "" || j.Name < running {
+			running = j.Name
+		}
+	}
+	if running == "" {
+		return Schema{}
+	}
+	return Schema{Condition: &conditions.Condition{Type: v1alpha1.ConditionDatabaseReady, Reason: v1alpha1.ReasonDBSyncInProgress,
+		Message: fmt.Sprintf("no glance-manage Job has completed yet; Job %q is running", running)}}
+}
+
+// finished: the Job completed or failed for good.
+func finished(j *batchv1.Job) bool {
+	return slices.ContainsFunc(j.Status.Conditions, func(c batchv1.JobCondition) bool {
+		return (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue
+	})
 }
 
 func completed(j *batchv1.Job) bool {

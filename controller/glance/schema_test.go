@@ -11,6 +11,12 @@ import (
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
+func runningJob(glance, name, release string) batchv1.Job {
+	j := manageJob(glance, name, release, true)
+	j.Status.Conditions = nil
+	return j
+}
+
 func manageJob(glance, name, release string, done bool) batchv1.Job {
 	j := batchv1.Job{ObjectMeta: metav1.ObjectMeta{
 		Name:        name,
@@ -39,7 +45,10 @@ func TestJudgeSchema(t *testing.T) {
 	}{
 		"no Job: nothing known": {spec: "2025.2"},
 		"only a failed Job":     {spec: "2025.2", jobs: []batchv1.Job{manageJob("glance", "a", "2025.2", false)}},
-		"another Glance's Job":  {spec: "2025.2", jobs: []batchv1.Job{manageJob("other", "a", "2025.2", true)}},
+		"the first db-sync running": {spec: "2025.2", jobs: []batchv1.Job{manageJob("glance", "a", "2025.2", false), runningJob("glance", "c", "2025.2"), runningJob("glance", "b", "2025.2")},
+			reason: v1alpha1.ReasonDBSyncInProgress, says: `no glance-manage Job has completed yet; Job "b" is running`},
+		"another Glance's running Job": {spec: "2025.2", jobs: []batchv1.Job{runningJob("other", "a", "2025.2")}},
+		"another Glance's Job":         {spec: "2025.2", jobs: []batchv1.Job{manageJob("other", "a", "2025.2", true)}},
 		"a Job without a release series": {spec: "2025.2",
 			jobs: []batchv1.Job{manageJob("glance", "a", "latest", true)}},
 		"synced": {spec: "2025.2", jobs: []batchv1.Job{manageJob("glance", "glance-db-sync-1", "2025.2", true)},

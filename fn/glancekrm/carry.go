@@ -9,6 +9,7 @@ import (
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/c5c3/glance-krm/fn/glancekrm/history"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
@@ -115,6 +116,12 @@ func readDocs(b []byte) (fn.KubeObjects, error) {
 	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(b), OmitReaderAnnotations: true}).Read()
 	if err != nil {
 		return nil, err
+	}
+	// The SDK's objects end the process on a node that is no mapping.
+	for i, n := range nodes {
+		if n.YNode().Kind != yaml.MappingNode || n.GetKind() == "" {
+			return nil, fmt.Errorf("document %d is not a Kubernetes object", i+1)
+		}
 	}
 	return fn.MoveToKubeObjects(nodes), nil
 }

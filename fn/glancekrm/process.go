@@ -63,6 +63,9 @@ func Process(rl *fn.ResourceList) (bool, error) {
 		}
 	}
 	results = append(results, clashes(inv.glances, outs)...)
+	if !hasErrors(results) {
+		results = append(results, lastWave(inv)...)
+	}
 	if !inv.seen {
 		results = append(results, &fn.Result{Severity: fn.Info, Message: prefixed("no Glance or GlanceBackend in the input; nothing to render")})
 	}
@@ -205,6 +208,28 @@ func renderGlance(cfg config, inv *inventory, ge *glanceEntry) output {
 	return out
 }
 
+// lastWave puts every Glance and GlanceBackend that names no sync wave in
+// the last one (v1alpha1.WaveAfter): their health reads what every other
+// wave applies (the Jobs, the rolled-out Deployments, the drains), so
+// applied earlier they would hold a wave that waits on them. A run with
+// errors ships nothing, and so changes nothing here either.
+func lastWave(inv *inventory) fn.Results {
+	var results fn.Results
+	objs := make([]*fn.KubeObject, 0, len(inv.glances)+len(inv.backends))
+	for _, ge := range inv.glances {
+		objs = append(objs, ge.obj)
+	}
+	for _, be := range inv.backends {
+		objs = append(objs, be.obj)
+	}
+	for _, o := range objs {
+		if err := workload.SetWaveIfAbsent(o, v1alpha1.WaveAfter); err != nil {
+			results = append(results, objectResult(o, fn.Error, fmt.Sprintf("%s: %v", Name, err)))
+		}
+	}
+	return results
+}
+
 // judge is every check of one Glance: the check chain, then its plan.
 func judge(inv *inventory, ge *glanceEntry) (plan, fn.Results, bool) {
 	results, valid := runChecks(ge)
@@ -287,6 +312,9 @@ func wireWorkloads(ge *glanceEntry, w wire.Wiring, workloads []*fn.KubeObject) (
 				"%s: %s belongs to Glance %q but was not wired: %s", Name, id, ge.g.Name, warning)))
 		default:
 			wired = append(wired, id)
+			if err := workload.SetWaveIfAbsent(obj, v1alpha1.WaveWorkload); err != nil {
+				results = append(results, objectResult(obj, fn.Error, fmt.Sprintf("%s: %s: %v", Name, id, err)))
+			}
 			if from := wire.EnvFromSources(obj); from != "" {
 				results = append(results, objectResult(obj, fn.Warning, fmt.Sprintf(
 					"%s: %s takes environment variables from %s into its glance-api container; glance-krm cannot see them at build time: make sure none is an OS_<SECTION>__<OPTION> variable, which would override the rendered files and credentials",

@@ -75,7 +75,7 @@ func TestStoreDrainJob(t *testing.T) {
 	if from := job.GetAnnotation(v1alpha1.AnnotationDrainFrom); from != "a" {
 		t.Errorf("the drain Job's %s is %q, want a", v1alpha1.AnnotationDrainFrom, from)
 	}
-	// The record: the render's, empty, before the Job (no later wave).
+	// The record: the render's, empty, before the Job (the first wave).
 	if got := record.GetLabels(); !maps.Equal(got, map[string]string{v1alpha1.LabelManagedBy: "glance-krm",
 		v1alpha1.LabelComponent: v1alpha1.ComponentDrainRecord, v1alpha1.LabelGlance: "glance"}) {
 		t.Errorf("the record's labels are %v", got)
@@ -83,8 +83,8 @@ func TestStoreDrainJob(t *testing.T) {
 	if _, found, _ := record.NestedStringMap("data"); found {
 		t.Errorf("the rendered record has data, which a GitOps engine would set back over the Job's:\n%s", record.String())
 	}
-	if w := record.GetAnnotation("argocd.argoproj.io/sync-wave"); w != "" {
-		t.Errorf("the record is in wave %q, the Job in 2: it must be there before the Job", w)
+	if w := record.GetAnnotation("argocd.argoproj.io/sync-wave"); w != "0" {
+		t.Errorf("the record is in wave %q, the Job in 2: it must be there before the Job, in wave 0", w)
 	}
 	embedded, err := os.ReadFile("workload/drain.py")
 	if err != nil {

@@ -16,6 +16,14 @@ const (
 	ReasonDrainComplete    = "DrainComplete"
 	ReasonDrainInProgress  = "DrainInProgress"
 	ReasonDrainFailed      = "DrainFailed"
+	// ConditionReconciling and ConditionStalled (Glance) are kstatus's
+	// abnormal-true conditions, written only while true, beside Ready:
+	// Stalled while a condition says the Glance failed and needs a change
+	// to recover (a refused release path, no default store, a failed
+	// drain), Reconciling while work is in progress. Flux's wait reads
+	// them (kstatus), Argo CD's health check the reasons.
+	ConditionReconciling = "Reconciling"
+	ConditionStalled     = "Stalled"
 
 	ReasonCredentialsAvailable      = "CredentialsAvailable"
 	ReasonWaitingForCredentials     = "WaitingForCredentials"

@@ -12,9 +12,9 @@ import (
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=openstack
-// +kubebuilder:printcolumn:name="Backends",type=string,JSONPath=`.status.conditions[?(@.type=='BackendsReady')].status`
-// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=='BackendsReady')].reason`
-// +kubebuilder:printcolumn:name="Release",type=string,JSONPath=`.spec.openStackRelease`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=='Ready')].status`
+// +kubebuilder:printcolumn:name="Release",type=string,JSONPath=`.status.installedRelease`
+// +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule=`size(self.metadata.name) <= 43`,message=`name must be at most 43 characters: the db-purge CronJob appends "-db-purge" and Kubernetes caps CronJob names at 52 characters`
 type Glance struct {
@@ -431,14 +431,19 @@ type GlanceStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions carry BackendsReady and DatabaseReady.
+	// Conditions carry Ready, the aggregate of BackendsReady, DatabaseReady
+	// and StoresDrained (each when written), and, while Ready is False,
+	// Stalled (a failure a change must fix) or Reconciling (work in
+	// progress).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// Endpoint, TargetRelease and UpgradePhase are the seed operator's
-	// runtime status; glance-krm's controller leaves them alone.
+	// Endpoint is the Image API's URL, as the seed operator writes it:
+	// https://<spec.gateway.hostname>/ with a gateway, else the stable
+	// Service's in-cluster URL. glance-krm's controller writes it while
+	// the function's generated workload serves the Glance.
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
 	// InstalledRelease is the release the database schema was last
@@ -446,6 +451,8 @@ type GlanceStatus struct {
 	// only moves forward).
 	// +optional
 	InstalledRelease string `json:"installedRelease,omitempty"`
+	// TargetRelease and UpgradePhase are the seed operator's runtime
+	// status; glance-krm's controller leaves them alone.
 	// +optional
 	TargetRelease string `json:"targetRelease,omitempty"`
 	// +optional

@@ -196,3 +196,14 @@ func ImageReferenceProblem(ref string) string {
 	}
 	return ""
 }
+
+// StatusEndpoint is where a Glance's Image API is reached, as the seed
+// operator writes status.endpoint: https on the gateway's hostname (and
+// path prefix) when spec.gateway routes to it (the Gateway terminates
+// TLS), else the stable Service's in-cluster URL.
+func (g *Glance) StatusEndpoint() string {
+	if gw := g.Spec.Gateway; gw != nil {
+		return "https://" + gw.Hostname + strings.TrimSuffix(gw.Path, "/") + "/"
+	}
+	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d/", g.Name, g.Namespace, APIPort)
+}

@@ -671,3 +671,40 @@ func TestExplainForReviewTools(t *testing.T) {
 		t.Errorf("the annotation:\n%s", gh)
 	}
 }
+
+// TestWavesAloneChangeNothing: a render whose objects only gain or lose
+// their sync waves (what upgrading to a glance-krm that places every
+// object in a wave does) is explained as no change: no object "changes",
+// no workload rolls. examples/generated: the generated set with every
+// optional object.
+func TestWavesAloneChangeNothing(t *testing.T) {
+	dir := example(t)
+	gen := filepath.Join(dir, "generated")
+	after := render(t, gen)
+	b, err := os.ReadFile(after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	waves := 0
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if strings.Contains(l, "argocd.argoproj.io/sync-wave:") {
+			waves++
+			continue
+		}
+		kept = append(kept, l)
+	}
+	if waves < 10 {
+		t.Fatalf("the render holds %d sync waves: not the render this test is about", waves)
+	}
+	before := filepath.Join(t.TempDir(), "before.yaml")
+	if err := os.WriteFile(before, []byte(strings.Join(kept, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{before, after}, {after, before}} {
+		out, code := runExplain(t, args...)
+		if code != 0 || !strings.Contains(out, "(unchanged, release 2025.2)") || strings.Contains(out, "changes:") || strings.Contains(out, "rolls:") {
+			t.Errorf("exit %d; waves alone must read as no change:\n%s", code, out)
+		}
+	}
+}

@@ -6,9 +6,11 @@ package flux_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -25,6 +27,10 @@ import (
 
 var root = testenv.RepoRoot()
 
+// steps are the folders hack/flux-prerender.sh writes, in the order the
+// three Flux Kustomizations of examples/flux/flux.yaml apply them.
+var steps = []string{"0-prepare", "1-workload", "2-after"}
+
 // prerender runs hack/flux-prerender.sh, the documented step, on an
 // overlay into out.
 func prerender(t *testing.T, overlay, out string) {
@@ -40,11 +46,19 @@ func prerender(t *testing.T, overlay, out string) {
 // includes, the function pointed at the built binary.
 func overlay(t *testing.T) string {
 	t.Helper()
+	return example(t, "flux/overlay")
+}
+
+// example copies examples/ and returns the folder of one of them, every
+// function pointed at the built binary.
+func example(t *testing.T, name string) string {
+	t.Helper()
 	dir := t.TempDir()
+	bin := regexp.MustCompile(`(\.\./)+bin/glance-krm-fn`)
 	testenv.CopyTree(t, filepath.Join(root, "examples"), dir, func(_ string, b []byte) []byte {
-		return []byte(strings.ReplaceAll(string(b), "../../../bin/glance-krm-fn", testenv.FunctionBinary(t)))
+		return bin.ReplaceAll(b, []byte(testenv.FunctionBinary(t)))
 	})
-	return filepath.Join(dir, "flux", "overlay")
+	return filepath.Join(dir, name)
 }
 
 // fluxKustomization is a Flux Kustomization as kustomize-controller reads
@@ -87,32 +101,50 @@ func TestFluxCannotRunTheFunction(t *testing.T) {
 	}
 }
 
-// TestPrerenderedOutputBuildsUnderFlux: the pre-rendered folder builds
-// with Flux's settings, holds what kustomize with the function rendered,
-// and is what examples/flux/rendered holds.
+// TestPrerenderedOutputBuildsUnderFlux: each pre-rendered folder builds
+// with Flux's settings, together they hold what kustomize with the
+// function rendered, each object once, and they are what
+// examples/flux/rendered holds (and nothing else).
 func TestPrerenderedOutputBuildsUnderFlux(t *testing.T) {
 	ov := overlay(t)
 	out := t.TempDir()
 	prerender(t, ov, out)
-	for _, f := range []string{"kustomization.yaml", "resources.yaml"} {
-		got, _ := os.ReadFile(filepath.Join(out, f))
-		want, err := os.ReadFile(filepath.Join(root, "examples", "flux", "rendered", f))
-		if err != nil || string(got) != string(want) {
-			t.Errorf("examples/flux/rendered/%s is not what a fresh render writes: `rm -rf examples/flux/rendered && make flux-render OVERLAY=examples/flux/overlay OUT=examples/flux/rendered` (into an existing folder it carries the previous copies)", f)
+	for _, step := range steps {
+		for _, f := range []string{"kustomization.yaml", "resources.yaml"} {
+			got, _ := os.ReadFile(filepath.Join(out, step, f))
+			want, err := os.ReadFile(filepath.Join(root, "examples", "flux", "rendered", step, f))
+			if err != nil || string(got) != string(want) {
+				t.Errorf("examples/flux/rendered/%s/%s is not what a fresh render writes: `rm -rf examples/flux/rendered && make flux-render OVERLAY=examples/flux/overlay OUT=examples/flux/rendered` (into an existing folder it carries the previous copies)", step, f)
+			}
 		}
 	}
-	res, err := fluxBuild(t, out)
-	if err != nil {
-		t.Fatalf("Flux cannot build the pre-rendered folder: %v", err)
+	var files []string
+	_ = filepath.WalkDir(filepath.Join(root, "examples", "flux", "rendered"), func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(filepath.Join(root, "examples", "flux", "rendered"), path)
+			files = append(files, rel)
+		}
+		return err
+	})
+	if want := []string{"0-prepare/kustomization.yaml", "0-prepare/resources.yaml", "1-workload/kustomization.yaml", "1-workload/resources.yaml",
+		"2-after/kustomization.yaml", "2-after/resources.yaml"}; !slices.Equal(files, want) {
+		t.Errorf("examples/flux/rendered holds %v, want %v", files, want)
+	}
+	var fluxNames []string
+	for _, step := range steps {
+		res, err := fluxBuild(t, filepath.Join(out, step))
+		if err != nil {
+			t.Fatalf("Flux cannot build the pre-rendered folder %s: %v", step, err)
+		}
+		for _, r := range res {
+			fluxNames = append(fluxNames, r.GetKind()+"/"+r.GetName())
+		}
 	}
 	stdout, stderr, err := testenv.KustomizeBuild(t, ov)
 	if err != nil {
 		t.Fatalf("kustomize build: %v\n%s", err, stderr)
 	}
-	var fluxNames, kustomizeNames []string
-	for _, r := range res {
-		fluxNames = append(fluxNames, r.GetKind()+"/"+r.GetName())
-	}
+	var kustomizeNames []string
 	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(stdout)}).Read()
 	if err != nil {
 		t.Fatal(err)
@@ -123,8 +155,122 @@ func TestPrerenderedOutputBuildsUnderFlux(t *testing.T) {
 	slices.Sort(fluxNames)
 	slices.Sort(kustomizeNames)
 	if !slices.Equal(fluxNames, kustomizeNames) {
-		t.Errorf("Flux's build holds %v, kustomize with the function rendered %v", fluxNames, kustomizeNames)
+		t.Errorf("Flux's builds of the folders hold %v, kustomize with the function rendered %v", fluxNames, kustomizeNames)
 	}
+}
+
+// TestStepsSplitTheRender pre-renders the example with every generated
+// kind (db-sync, db-contract, a db-purge CronJob, HPA, PDB, HTTPRoute,
+// NetworkPolicies) with the real kustomize and function: the folders
+// together are the single build, each object once and byte for byte;
+// each folder holds exactly the kinds of its step, which the Flux
+// Kustomizations apply one after the other (an HPA before the
+// Deployment would be Degraded, db-contract before the rollout would drop
+// what the old pods read); and each Flux build of a folder holds its
+// objects. A second render of the same build changes nothing.
+func TestStepsSplitTheRender(t *testing.T) {
+	testenv.External(t, "kustomize and the function")
+	ov := example(t, "generated")
+	out := t.TempDir()
+	prerender(t, ov, out)
+	// Before Flux's generator rewrites the kustomization.yaml files.
+	before := readSteps(t, out)
+	build, stderr, err := testenv.KustomizeBuild(t, ov)
+	if err != nil {
+		t.Fatalf("kustomize build: %v\n%s", err, stderr)
+	}
+	want := map[string]int{}
+	for _, d := range objects(t, build) {
+		want[d]++
+	}
+	stepOf := map[string]int{
+		"ConfigMap": 0, "Secret": 0, "Service": 0, "NetworkPolicy": 0, "Job/db-sync": 0,
+		"Deployment":      1,
+		"Job/db-contract": 2, "HorizontalPodAutoscaler": 2, "PodDisruptionBudget": 2, "HTTPRoute": 2, "CronJob": 2,
+		v1alpha1.GlanceKind: 2, v1alpha1.GlanceBackendKind: 2,
+	}
+	seen := map[string]bool{}
+	got := map[string]int{}
+	for i, step := range steps {
+		raw, err := os.ReadFile(filepath.Join(out, step, "resources.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs := objects(t, string(raw))
+		for _, d := range docs {
+			got[d]++
+			n, err := yaml.Parse(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := n.GetKind()
+			if k == "Job" {
+				k += "/" + n.GetLabels()["app.kubernetes.io/component"]
+			}
+			seen[k] = true
+			if s, ok := stepOf[k]; !ok || s != i {
+				t.Errorf("%s %s is in %s, want %s", k, n.GetName(), step, map[bool]string{true: steps[s], false: "a step this test knows"}[ok])
+			}
+		}
+		res, err := fluxBuild(t, filepath.Join(out, step))
+		if err != nil {
+			t.Fatalf("Flux cannot build %s: %v", step, err)
+		}
+		if len(res) != len(docs) {
+			t.Errorf("Flux's build of %s holds %d objects, the folder %d", step, len(res), len(docs))
+		}
+	}
+	for k := range stepOf {
+		if !seen[k] {
+			t.Errorf("the render holds no %s: the example no longer exercises every step", k)
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("the folders together are not the build: %d objects in the folders, %d in the build", len(got), len(want))
+		for d, n := range want {
+			if got[d] != n {
+				t.Errorf("%d times in the build, %d in the folders:\n%s", n, got[d], d)
+			}
+		}
+		for d, n := range got {
+			if _, ok := want[d]; !ok {
+				t.Errorf("%d times in the folders, not in the build:\n%s", n, d)
+			}
+		}
+	}
+	prerender(t, ov, out)
+	if after := readSteps(t, out); !maps.Equal(before, after) {
+		t.Error("the same build pre-rendered again changed the folders")
+	}
+}
+
+// objects are the documents of a YAML stream, each as its own text
+// (trailing blank lines and document markers off).
+func objects(t *testing.T, stream string) []string {
+	t.Helper()
+	var out []string
+	for _, d := range regexp.MustCompile(`(?m)^---[ \t]*\n`).Split(stream, -1) {
+		if strings.TrimSpace(d) == "" {
+			continue
+		}
+		out = append(out, strings.TrimRight(d, "\n")+"\n")
+	}
+	return out
+}
+
+func readSteps(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, step := range steps {
+		for _, f := range []string{"kustomization.yaml", "resources.yaml"} {
+			b, err := os.ReadFile(filepath.Join(dir, step, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[step+"/"+f] = string(b)
+		}
+	}
+	return out
 }
 
 // TestSubstitutionLeavesRenderedObjectsAlone runs Flux's post-build
@@ -136,9 +282,13 @@ func TestPrerenderedOutputBuildsUnderFlux(t *testing.T) {
 func TestSubstitutionLeavesRenderedObjectsAlone(t *testing.T) {
 	out := t.TempDir()
 	prerender(t, overlay(t), out)
-	res, err := fluxBuild(t, out)
-	if err != nil {
-		t.Fatal(err)
+	var res []*resource.Resource
+	for _, step := range steps {
+		r, err := fluxBuild(t, filepath.Join(out, step))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res = append(res, r...)
 	}
 	ctx := context.Background()
 	generated, substituted := 0, 0
@@ -268,25 +418,28 @@ func edit(t *testing.T, file, old, new string) {
 	}
 }
 
-// inventory is what Flux would apply from the folder: kind/name of each
-// object of its build.
+// inventory is what Flux's three Kustomizations would apply from the
+// folders: kind/name of each object of their builds.
 func inventory(t *testing.T, dir string) map[string]bool {
 	t.Helper()
-	res, err := fluxBuild(t, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]bool{}
-	for _, r := range res {
-		out[r.GetKind()+"/"+r.GetName()] = true
+	for _, step := range steps {
+		res, err := fluxBuild(t, filepath.Join(dir, step))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			out[r.GetKind()+"/"+r.GetName()] = true
+		}
 	}
 	return out
 }
 
-// mountedBy is the ConfigMap and Secret the folder's Deployment mounts.
+// mountedBy is the ConfigMap and Secret the Deployment of the workload
+// step mounts.
 func mountedBy(t *testing.T, dir string) []string {
 	t.Helper()
-	res, err := fluxBuild(t, dir)
+	res, err := fluxBuild(t, filepath.Join(dir, "1-workload"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,11 +477,12 @@ func mountedBy(t *testing.T, dir string) []string {
 // TestPrerenderIsTheBuild builds one overlay both ways: with kustomize and
 // the function, and through hack/flux-prerender.sh. The function runs in a
 // base with a functionConfig of its own (a mirrored credentials image);
-// the overlay above adds images: and a patch. What Flux gets is the build,
-// byte for byte; after a change, the build followed by the previous
-// copies, marked as carried; the same build again changes nothing; and
-// the copies of a Glance that left the build are not carried. The script
-// finds the function where the base declares it (no GLANCE_KRM_FN).
+// the overlay above adds images: and a patch. What Flux gets, over the
+// three folders, is the build, each object byte for byte; after a change,
+// the build and the previous copies, marked as carried, in the first
+// folder; the same build again changes nothing; and the copies of a
+// Glance that left the build are not carried. The script finds the
+// function where the base declares it (no GLANCE_KRM_FN).
 func TestPrerenderIsTheBuild(t *testing.T) {
 	dir := t.TempDir()
 	testenv.CopyTree(t, filepath.Join(root, "examples", "standalone", "resources"), filepath.Join(dir, "resources"), nil)
@@ -346,9 +500,11 @@ func TestPrerenderIsTheBuild(t *testing.T) {
 	top := "resources: [../base]\nimages:\n  - {name: ghcr.io/c5c3/glance, newName: mirror.example/c5c3/glance}\npatches:\n  - target: {kind: Deployment, name: glance}\n    patch: |\n      - {op: add, path: /metadata/labels/team, value: images}\n"
 	write("top/kustomization.yaml", top)
 	out := filepath.Join(dir, "out")
-	run := func() (string, string) {
+	// run returns the build's objects and the folders' (what is in the
+	// folders and not in the build: carried, by folder).
+	run := func() (build []string, folders map[string]string, carried map[string][]string) {
 		t.Helper()
-		build, stderr, err := testenv.KustomizeBuild(t, filepath.Join(dir, "top"))
+		b, stderr, err := testenv.KustomizeBuild(t, filepath.Join(dir, "top"))
 		if err != nil {
 			t.Fatalf("kustomize build: %v\n%s", err, stderr)
 		}
@@ -357,20 +513,37 @@ func TestPrerenderIsTheBuild(t *testing.T) {
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("flux-prerender.sh: %v\n%s", err, b)
 		}
-		got, err := os.ReadFile(filepath.Join(out, "resources.yaml"))
-		if err != nil {
-			t.Fatal(err)
+		build = objects(t, b)
+		folders = readSteps(t, out)
+		carried = map[string][]string{}
+		var all []string
+		for _, step := range steps {
+			for _, d := range objects(t, folders[step+"/resources.yaml"]) {
+				all = append(all, d)
+				if !slices.Contains(build, d) {
+					carried[step] = append(carried[step], d)
+				}
+			}
 		}
-		return build, string(got)
+		for _, d := range build {
+			if n := count(all, d); n != 1 {
+				t.Errorf("an object of the build is %d times in the folders:\n%s", n, d)
+			}
+		}
+		return build, folders, carried
 	}
-	build, got := run()
-	if got != build {
-		t.Fatalf("the first pre-render is not the build:\n--- build\n%s\n--- pre-render\n%s", build, got)
+	build, folders, carried := run()
+	if len(carried) != 0 {
+		t.Fatalf("the first pre-render holds objects the build does not: %v", carried)
 	}
+	joined := strings.Join(build, "---\n")
 	for _, want := range []string{"image: mirror.example/c5c3/glance:2025.2", "image: mirror.example/c5c3/glance-krm-fn:v0.1.0", "team: images"} {
-		if !strings.Contains(got, want) {
+		if !strings.Contains(joined, want) {
 			t.Errorf("the build lacks %q", want)
 		}
+	}
+	if !strings.Contains(folders["1-workload/resources.yaml"], "team: images") {
+		t.Error("the patched Deployment is not in 1-workload")
 	}
 
 	// A change: the default store flips, the config ConfigMap is renamed.
@@ -387,23 +560,87 @@ func TestPrerenderIsTheBuild(t *testing.T) {
 	edit("resources/backends.yaml", "isDefault: true", "isDefault: X")
 	edit("resources/backends.yaml", "isDefault: false", "isDefault: true")
 	edit("resources/backends.yaml", "isDefault: X", "isDefault: false")
-	build2, got2 := run()
-	if !strings.HasPrefix(got2, build2) {
-		t.Fatalf("the pre-render does not start with the build")
+	_, folders2, carried2 := run()
+	c := strings.Join(carried2["0-prepare"], "---\n")
+	if len(carried2) != 1 || !strings.Contains(c, v1alpha1.AnnotationCarried+`: "1"`) || strings.Count(c, "kind: ConfigMap") != 1 || strings.Contains(c, "kind: Secret") {
+		t.Errorf("want the old ConfigMap carried into 0-prepare (and the Secret, unchanged, not twice): %v", carried2)
 	}
-	carried := strings.TrimPrefix(got2, build2)
-	if !strings.Contains(carried, v1alpha1.AnnotationCarried+`: "1"`) || strings.Count(carried, "kind: ConfigMap") != 1 || strings.Contains(carried, "kind: Secret") {
-		t.Errorf("want the old ConfigMap carried (and the Secret, unchanged, not twice):\n%s", carried)
-	}
-	if _, again := run(); again != got2 {
+	if _, again, _ := run(); !maps.Equal(again, folders2) {
 		t.Errorf("the same build pre-rendered again changed the output")
 	}
 
 	// The Glance leaves the build (moved to another namespace): nothing of
 	// it is carried.
 	write("top/kustomization.yaml", top+"namespace: elsewhere\n")
-	build3, got3 := run()
-	if got3 != build3 {
-		t.Errorf("copies of a Glance that left the build are carried:\n%s", strings.TrimPrefix(got3, build3))
+	if _, _, carried3 := run(); len(carried3) != 0 {
+		t.Errorf("copies of a Glance that left the build are carried: %v", carried3)
+	}
+}
+
+func count(list []string, s string) int {
+	n := 0
+	for _, x := range list {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
+
+// TestExampleChainsTheSteps: examples/flux/flux.yaml applies the folders
+// hack/flux-prerender.sh writes, each by its own Kustomization of one
+// source, in order: each after the one before is ready (dependsOn), and
+// each ready only once what it applied is (wait), so the db-sync Job
+// completes before the Deployments roll and they finish before
+// db-contract runs; the last one judges the Glance by healthCheckExprs.
+func TestExampleChainsTheSteps(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(root, "examples", "flux", "flux.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(string(raw))}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ks []*yaml.RNode
+	for _, n := range nodes {
+		if n.GetKind() == "Kustomization" && n.GetApiVersion() == "kustomize.toolkit.fluxcd.io/v1" {
+			ks = append(ks, n)
+		}
+	}
+	if len(ks) != len(steps) {
+		t.Fatalf("%d Flux Kustomizations, want one per step (%v)", len(ks), steps)
+	}
+	get := func(n *yaml.RNode, path ...string) string {
+		v, err := n.Pipe(yaml.Lookup(path...))
+		if err != nil || v == nil {
+			return ""
+		}
+		return strings.TrimSpace(v.MustString())
+	}
+	for i, k := range ks {
+		name := k.GetName()
+		if p := get(k, "spec", "path"); p != "./"+steps[i] {
+			t.Errorf("Kustomization %s applies %q, want ./%s", name, p, steps[i])
+		}
+		if get(k, "spec", "wait") != "true" || get(k, "spec", "prune") != "true" {
+			t.Errorf("Kustomization %s: wait %q, prune %q; want both true", name, get(k, "spec", "wait"), get(k, "spec", "prune"))
+		}
+		if get(k, "spec", "sourceRef", "name") != get(ks[0], "spec", "sourceRef", "name") {
+			t.Errorf("Kustomization %s reads another source than %s", name, ks[0].GetName())
+		}
+		deps := get(k, "spec", "dependsOn")
+		switch {
+		case i == 0 && deps != "":
+			t.Errorf("the first step depends on %s", deps)
+		case i > 0 && deps != "- name: "+ks[i-1].GetName():
+			t.Errorf("Kustomization %s depends on %q, want the step before, %s", name, deps, ks[i-1].GetName())
+		}
+	}
+	exprs := get(ks[len(ks)-1], "spec", "healthCheckExprs")
+	for _, kind := range []string{"kind: " + v1alpha1.GlanceKind + "\n", "kind: " + v1alpha1.GlanceBackendKind + "\n"} {
+		if !strings.Contains(exprs+"\n", kind) {
+			t.Errorf("the last step has no healthCheckExprs for %s", strings.TrimSpace(kind))
+		}
 	}
 }

@@ -62,6 +62,8 @@ func (r Rendered) object(revision int) *fn.KubeObject {
 	meta := ynode.Mapping(
 		"annotations", ynode.Mapping(
 			v1alpha1.AnnotationArgoCDSync, v1alpha1.ArgoCDPruneLast,
+			// The first wave: the pods of the later ones mount it.
+			v1alpha1.AnnotationArgoCDSyncWave, v1alpha1.WaveAnnotation(v1alpha1.WavePrepare),
 			v1alpha1.AnnotationFluxSubstitute, v1alpha1.FluxDisabled,
 			v1alpha1.AnnotationRelease, r.Glance.Spec.OpenStackRelease,
 			v1alpha1.AnnotationRevision, strconv.Itoa(revision)),

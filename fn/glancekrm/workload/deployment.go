@@ -53,8 +53,7 @@ func deployment(g *v1alpha1.Glance, api v1alpha1.GlanceAPISpec) *appsv1.Deployme
 		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: instance, Namespace: g.Namespace,
-			Labels:      objectLabels(g.Name, api.Name, pod),
-			Annotations: map[string]string{annotationSyncWave: "1"},
+			Labels: objectLabels(g.Name, api.Name, pod),
 		},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: apiReplicas(s, api),

@@ -134,6 +134,9 @@ func (gen *generated) add(obj *fn.KubeObject, err error) {
 		return
 	}
 	if err == nil {
+		err = setWave(obj)
+	}
+	if err == nil {
 		// Flux's post-build substitution must not touch generated text
 		// (a $ in a rendered file or a drain script).
 		err = obj.SetAnnotation(v1alpha1.AnnotationFluxSubstitute, v1alpha1.FluxDisabled)

@@ -45,16 +45,16 @@ func dbSyncJob(g *v1alpha1.Glance) *batchv1.Job {
 	script := glanceManage("db expand") + " && " + glanceManage("db migrate") +
 		" && p=" + metadefsPath + " && { [ -d \"$p\" ] || p=" + debianMetadefsPath + "; } && " +
 		glanceManage("db load_metadefs --path \"$p\"")
-	return dbJob(g, componentDBSync, "0", script)
+	return dbJob(g, componentDBSync, script)
 }
 
 // dbContractJob is the second half: `db contract` drops what only the old
 // release read, so it runs once the old pods are gone — after the
-// Deployments are healthy (Argo CD's wave 2 after their wave 1; kpt's
-// depends-on names them). Glance refuses it while a data migration is
-// pending, and it is a no-op on a contracted schema.
+// Deployments are healthy (Argo CD's wave 2 after their wave 1, waves.go;
+// kpt's depends-on names them). Glance refuses it while a data migration
+// is pending, and it is a no-op on a contracted schema.
 func dbContractJob(g *v1alpha1.Glance, deployments []string) *batchv1.Job {
-	j := dbJob(g, componentDBContract, "2", glanceManage("db contract"))
+	j := dbJob(g, componentDBContract, glanceManage("db contract"))
 	refs := make([]string, 0, len(deployments))
 	for _, d := range deployments {
 		refs = append(refs, "apps/namespaces/"+g.Namespace+"/Deployment/"+d)
@@ -63,15 +63,15 @@ func dbContractJob(g *v1alpha1.Glance, deployments []string) *batchv1.Job {
 	return j
 }
 
-// dbJob is a glance-manage Job of the Glance's image, in a sync wave.
-func dbJob(g *v1alpha1.Glance, component, wave, script string) *batchv1.Job {
+// dbJob is a glance-manage Job of the Glance's image.
+func dbJob(g *v1alpha1.Glance, component, script string) *batchv1.Job {
 	labels := jobPodLabels(g.Name, component)
 	return &batchv1.Job{
 		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: g.Name + "-" + component, Namespace: g.Namespace,
 			Labels:      objectLabels(g.Name, "", podLabels(g.Name, "", component)),
-			Annotations: map[string]string{annotationSyncWave: wave, v1alpha1.AnnotationRelease: g.Spec.OpenStackRelease},
+			Annotations: map[string]string{v1alpha1.AnnotationRelease: g.Spec.OpenStackRelease},
 		},
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To(dbSyncBackoffLimit),

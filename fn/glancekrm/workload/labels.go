@@ -25,15 +25,12 @@ const (
 	labelAppComponent   = "app.kubernetes.io/component"
 	labelJobName        = "batch.kubernetes.io/job-name"
 
-	// Ordering: Argo CD applies wave 0 (the rendered files, the db-sync
-	// Job) and waits for it to be healthy (the Job complete) before wave
-	// 1, the Deployments, and for them (rolled out, old pods gone) before
-	// wave 2, the db-contract Job. (kpt's depends-on on the Deployments
-	// would name the db-sync Job, whose name follows the first API's
-	// files, and so change every other API's Deployment with them:
-	// docs/workload.md says how to order it under kpt. The contract Job's
-	// depends-on names the Deployments, whose names do not change.)
-	annotationSyncWave  = "argocd.argoproj.io/sync-wave"
+	// Ordering: the sync waves (waves.go) for Argo CD and Flux's
+	// folders; kpt's depends-on on the contract and drain Jobs names the
+	// Deployments, whose names do not change. (A depends-on on the
+	// Deployments would name the db-sync Job, whose name follows the
+	// first API's files, and so change every other API's Deployment with
+	// them: docs/workload.md says how to order it under kpt.)
 	annotationDependsOn = "config.kubernetes.io/depends-on"
 )
 

@@ -38,8 +38,8 @@ const (
 
 // storeDrains builds the drains a Glance's backends ask for: per leaving
 // store its record ConfigMap (empty: the Job writes its data) and its
-// Job, after the Deployments (Argo CD's wave 2; kpt's depends-on names
-// them and the record), through the Service of the API that serves both
+// Job, after the Deployments (Argo CD's wave 2, waves.go; kpt's
+// depends-on names them and the record), through the Service of the API that serves both
 // stores, with that API's files; the script's ConfigMap; the service
 // account that may read and write exactly the records; and, with
 // spec.networkPolicy, the drain pods' policy. The Jobs carry no
@@ -92,8 +92,8 @@ func drainScriptConfigMap(g *v1alpha1.Glance) *corev1.ConfigMap {
 
 // drainRecord is the record of one drain as the render holds it: no data
 // (the Job writes it, and a GitOps engine leaves alone the fields it never
-// set: Argo CD's three-way diff, Flux's server-side apply), no sync wave
-// (it exists before the Job, which cannot create it). The labels are the
+// set: Argo CD's three-way diff, Flux's server-side apply), in the first
+// wave (it exists before the Job, which cannot create it). The labels are the
 // ones the controller and explain find a record by; the next run replaces
 // it like the generated objects (IsGenerated).
 func drainRecord(g *v1alpha1.Glance, d v1alpha1.StoreDrain) *corev1.ConfigMap {
@@ -191,7 +191,7 @@ func storeDrainJob(g *v1alpha1.Glance, d v1alpha1.StoreDrain, script string, dep
 		ObjectMeta: metav1.ObjectMeta{
 			Name: v1alpha1.DrainRecordName(g.Name, d.From), Namespace: g.Namespace,
 			Labels: objectLabels(g.Name, "", podLabels(g.Name, "", componentStoreDrain)),
-			Annotations: map[string]string{annotationSyncWave: "2", annotationDependsOn: strings.Join(refs, ","),
+			Annotations: map[string]string{annotationDependsOn: strings.Join(refs, ","),
 				v1alpha1.AnnotationDrainFrom: d.From},
 		},
 		Spec: batchv1.JobSpec{

@@ -1,0 +1,347 @@
+package glancekrm
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
+)
+
+// everyFeature is a Glance with every optional object the generator can
+// emit: two APIs (a Service each), autoscaling, a gateway, network
+// policies, db-purge, the image cache, and a store drain.
+var everyFeature = docs(glanceWith(twoAPIs+`  autoscaling: {maxReplicas: 5, targetCPUUtilization: 70}
+  networkPolicy: {ingress: [{namespaceSelector: {matchLabels: {team: x}}}]}
+  gateway: {parentRef: {name: gw}, hostname: image.example.com}
+  dbPurge: {retentionDays: 7}
+  imageCache: {}
+`), drainingBackend("a", "b", false), testBackend("b", "glance", true))
+
+// TestNoObjectBeforeWhatItsHealthNeeds: every object of the render is in
+// a wave, and no object is in an earlier wave than an object its health
+// (or, for the Jobs, its work) depends on — read off the objects
+// themselves: what a pod mounts, runs as, calls, the policies that admit
+// its traffic; what an HPA scales, a
+// PDB counts, an HTTPRoute routes to; a Job's depends-on; and what the
+// Glance's and GlanceBackends' conditions read. Argo CD waits for each
+// wave to be healthy and fails the sync on a Degraded object, and Flux
+// applies the waves as chained Kustomizations that wait: an object
+// before its dependency would fail or hold the sync. Run on a fresh
+// render and on an upgrade of it (kpt's second run after a release bump,
+// with the previous copies kept).
+func TestNoObjectBeforeWhatItsHealthNeeds(t *testing.T) {
+	rl, failed := runFnOn(t, everyFeature)
+	if failed {
+		t.Fatalf("failed: %s", resultLines(rl.Results))
+	}
+	kinds := map[string]bool{}
+	for _, o := range rl.Items {
+		k := o.GetKind()
+		if o.GetKind() == "Job" {
+			k += "/" + o.GetLabel("app.kubernetes.io/component")
+		}
+		kinds[k] = true
+	}
+	want := []string{"ConfigMap", "Secret", "Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "NetworkPolicy",
+		"HTTPRoute", "CronJob", "Job/db-sync", "Job/db-contract", "Job/store-drain", "ServiceAccount", "Role", "RoleBinding", "Glance", "GlanceBackend"}
+	for _, k := range want {
+		if !kinds[k] {
+			t.Errorf("the render holds no %s: the input no longer exercises every generated kind", k)
+		}
+	}
+	if extra := slices.DeleteFunc(slices.Sorted(maps.Keys(kinds)), func(k string) bool { return slices.Contains(want, k) }); len(extra) > 0 {
+		t.Errorf("the render holds %v, which this test does not know the health of: add them to healthNeeds", extra)
+	}
+	checkWaves(t, "fresh", rl.Items)
+
+	upgraded := strings.ReplaceAll(string(itemsOf(t, mustYAML(t, rl))), `"2025.2"`, `"2026.1"`)
+	out, failed := runFn(t, []byte(upgraded))
+	rl2, err := fn.ParseResourceList(out)
+	if err != nil || failed {
+		t.Fatalf("the upgrade failed (%v): %s", err, resultLines(rl2.Results))
+	}
+	checkWaves(t, "upgrade", rl2.Items)
+}
+
+// checkWaves holds every object to the waves of what it needs.
+func checkWaves(t *testing.T, when string, items fn.KubeObjects) {
+	t.Helper()
+	wave := map[*fn.KubeObject]int{}
+	for _, o := range items {
+		if _, set := o.GetAnnotations()[v1alpha1.AnnotationArgoCDSyncWave]; !set {
+			t.Errorf("%s: %s %s has no sync wave", when, o.GetKind(), o.GetName())
+		}
+		wave[o] = v1alpha1.WaveOf(o.GetAnnotations())
+		if w := wave[o]; w < v1alpha1.WavePrepare || w > v1alpha1.WaveAfter {
+			t.Errorf("%s: %s %s is in wave %d, outside the three", when, o.GetKind(), o.GetName(), w)
+		}
+	}
+	for _, o := range items {
+		for _, n := range healthNeeds(t, o, items) {
+			switch {
+			case n.strict && wave[n.obj] >= wave[o]:
+				t.Errorf("%s: %s %s (wave %d) needs %s %s done first (%s), which is in wave %d", when,
+					o.GetKind(), o.GetName(), wave[o], n.obj.GetKind(), n.obj.GetName(), n.why, wave[n.obj])
+			case wave[n.obj] > wave[o]:
+				t.Errorf("%s: %s %s (wave %d) needs %s %s (%s), which comes later, in wave %d", when,
+					o.GetKind(), o.GetName(), wave[o], n.obj.GetKind(), n.obj.GetName(), n.why, wave[n.obj])
+			}
+		}
+	}
+}
+
+// need is an object another one depends on; strict when it must be
+// done (complete, rolled out, there) before the dependent is applied,
+// not merely applied in the same wave.
+type need struct {
+	obj    *fn.KubeObject
+	strict bool
+	why    string
+}
+
+// healthNeeds reads what an object's health (or a Job's work) depends
+// on off the objects of the render.
+func healthNeeds(t *testing.T, o *fn.KubeObject, items fn.KubeObjects) []need {
+	t.Helper()
+	var out []need
+	add := func(strict bool, why string, match func(*fn.KubeObject) bool) {
+		for _, d := range items {
+			if d != o && d.GetNamespace() == o.GetNamespace() && match(d) {
+				out = append(out, need{d, strict, why})
+			}
+		}
+	}
+	named := func(kind, name string) func(*fn.KubeObject) bool {
+		return func(d *fn.KubeObject) bool { return d.GetKind() == kind && d.GetName() == name }
+	}
+	glance := o.GetLabel(v1alpha1.LabelGlance)
+	component := func(d *fn.KubeObject) string { return d.GetLabel("app.kubernetes.io/component") }
+	pod := func(meta metav1.ObjectMeta, spec corev1.PodSpec, where string) {
+		// In a namespace that denies by default, only the policies that
+		// select a pod let it reach its database, Keystone, the API.
+		add(false, "it admits the traffic of "+where, func(d *fn.KubeObject) bool {
+			if d.GetKind() != "NetworkPolicy" {
+				return false
+			}
+			sel, _, _ := d.NestedStringMap("spec", "podSelector", "matchLabels")
+			return labels.SelectorFromSet(sel).Matches(labels.Set(meta.Labels))
+		})
+		for _, v := range spec.Volumes {
+			var srcs []corev1.VolumeProjection
+			if v.Projected != nil {
+				srcs = v.Projected.Sources
+			}
+			srcs = append(srcs, corev1.VolumeProjection{ConfigMap: asProjection(v.ConfigMap), Secret: asSecretProjection(v.Secret)})
+			for _, s := range srcs {
+				if s.ConfigMap != nil {
+					add(false, where+" mounts it", named("ConfigMap", s.ConfigMap.Name))
+				}
+				if s.Secret != nil {
+					add(false, where+" mounts it", named("Secret", s.Secret.Name))
+				}
+			}
+		}
+		if spec.ServiceAccountName != "" {
+			add(false, where+" runs as it", named("ServiceAccount", spec.ServiceAccountName))
+		}
+		for _, c := range spec.Containers {
+			for _, e := range c.Env {
+				if e.Name == "GLANCE_URL" {
+					host, _, _ := strings.Cut(strings.TrimPrefix(e.Value, "http://"), ".")
+					add(true, where+" calls it", named("Service", host))
+				}
+			}
+		}
+	}
+	dependsOn := func() {
+		for _, ref := range strings.Split(o.GetAnnotation("config.kubernetes.io/depends-on"), ",") {
+			if ref == "" {
+				continue
+			}
+			parts := strings.Split(ref, "/")
+			add(true, "its depends-on names it", named(parts[len(parts)-2], parts[len(parts)-1]))
+		}
+	}
+	switch o.GetKind() {
+	case "Deployment":
+		var d appsv1.Deployment
+		as(t, o, &d)
+		pod(d.Spec.Template.ObjectMeta, d.Spec.Template.Spec, "its pods")
+		// glance-api serves the schema the db-sync Job migrates to.
+		add(true, "its release's schema", func(d *fn.KubeObject) bool {
+			return d.GetKind() == "Job" && component(d) == "db-sync" && d.GetLabel(v1alpha1.LabelGlance) == glance
+		})
+	case "Job":
+		var j batchv1.Job
+		as(t, o, &j)
+		pod(j.Spec.Template.ObjectMeta, j.Spec.Template.Spec, "its pod")
+		dependsOn()
+	case "CronJob":
+		var c batchv1.CronJob
+		as(t, o, &c)
+		pod(c.Spec.JobTemplate.Spec.Template.ObjectMeta, c.Spec.JobTemplate.Spec.Template.Spec, "its pods")
+		add(true, "it purges the schema", func(d *fn.KubeObject) bool { return d.GetKind() == "Job" && component(d) == "db-sync" })
+	case "HorizontalPodAutoscaler":
+		var h autoscalingv2.HorizontalPodAutoscaler
+		as(t, o, &h)
+		add(true, "FailedGetScale, Degraded, while it is missing", named(h.Spec.ScaleTargetRef.Kind, h.Spec.ScaleTargetRef.Name))
+	case "PodDisruptionBudget":
+		var p policyv1.PodDisruptionBudget
+		as(t, o, &p)
+		add(true, "it counts their pods", selects(t, p.Spec.Selector))
+	case "HTTPRoute":
+		var r gatewayv1.HTTPRoute
+		as(t, o, &r)
+		for _, rule := range r.Spec.Rules {
+			for _, b := range rule.BackendRefs {
+				add(true, "ResolvedRefs, Degraded, while it is missing", named("Service", string(b.Name)))
+			}
+		}
+	case "RoleBinding":
+		var b rbacv1.RoleBinding
+		as(t, o, &b)
+		add(false, "it binds it", named(b.RoleRef.Kind, b.RoleRef.Name))
+		for _, s := range b.Subjects {
+			add(false, "it binds it", named(s.Kind, s.Name))
+		}
+	case v1alpha1.GlanceKind:
+		// BackendsReady, DatabaseReady and StoresDrained read the
+		// backends, the Jobs, the Deployments and the drain records.
+		add(false, "its conditions read it", func(d *fn.KubeObject) bool {
+			return d.GetLabel(v1alpha1.LabelGlance) == o.GetName() && slices.Contains([]string{"Job", "Deployment", "ConfigMap"}, d.GetKind()) ||
+				d.GetKind() == v1alpha1.GlanceBackendKind
+		})
+		add(true, "DatabaseReady waits for its schema", func(d *fn.KubeObject) bool {
+			return d.GetKind() == "Job" && component(d) == "db-sync" && d.GetLabel(v1alpha1.LabelGlance) == o.GetName()
+		})
+	case v1alpha1.GlanceBackendKind:
+		ref, _, _ := o.NestedString("spec", "glanceRef", "name")
+		add(true, "ConfigProjected reads the Deployments that mount it", func(d *fn.KubeObject) bool {
+			return d.GetKind() == "Deployment" && d.GetLabel(v1alpha1.LabelGlance) == ref
+		})
+		add(false, "ConfigProjected reads it", func(d *fn.KubeObject) bool {
+			return d.GetKind() == "Secret" && d.GetLabel(v1alpha1.LabelGlance) == ref
+		})
+	}
+	return out
+}
+
+func as(t *testing.T, o *fn.KubeObject, ptr any) {
+	t.Helper()
+	if err := o.As(ptr); err != nil {
+		t.Fatalf("%s %s: %v", o.GetKind(), o.GetName(), err)
+	}
+}
+
+// selects matches the Deployments whose pods a selector selects.
+func selects(t *testing.T, sel *metav1.LabelSelector) func(*fn.KubeObject) bool {
+	t.Helper()
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(d *fn.KubeObject) bool {
+		if d.GetKind() != "Deployment" {
+			return false
+		}
+		l, _, _ := d.NestedStringMap("spec", "template", "metadata", "labels")
+		return s.Matches(labels.Set(l))
+	}
+}
+
+func asProjection(v *corev1.ConfigMapVolumeSource) *corev1.ConfigMapProjection {
+	if v == nil {
+		return nil
+	}
+	return &corev1.ConfigMapProjection{LocalObjectReference: v.LocalObjectReference}
+}
+
+func asSecretProjection(v *corev1.SecretVolumeSource) *corev1.SecretProjection {
+	if v == nil {
+		return nil
+	}
+	return &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: v.SecretName}}
+}
+
+// TestWavesOfTheUsersObjects: the Glance and its GlanceBackends go to
+// the last wave and a hand-written workload the function wires to the
+// workload wave, each only when it names no wave of its own; what names
+// one keeps it, and a second run changes nothing.
+func TestWavesOfTheUsersObjects(t *testing.T) {
+	withWave := func(doc, name, wave string) string {
+		return strings.Replace(doc, "metadata: {name: "+name+", namespace: ns", "metadata: {name: "+name+", namespace: ns, annotations: {argocd.argoproj.io/sync-wave: \""+wave+"\"}", 1)
+	}
+	for _, c := range []struct {
+		name  string
+		input string
+		want  map[string]string // Kind/name -> wave
+	}{
+		{"none set", docs(testGlance, testBackend("a", "glance", true), testBackend("b", "glance", false), testWorkload("glance", "", plainContainer)),
+			map[string]string{"Glance/glance": "2", "GlanceBackend/a": "2", "GlanceBackend/b": "2", "Deployment/glance": "1"}},
+		{"the user's kept", docs(withWave(testGlance, "glance", "5"), withWave(testBackend("a", "glance", true), "a", "-1"), testBackend("b", "glance", false),
+			withWave(testWorkload("glance", "", plainContainer), "glance", "0")),
+			map[string]string{"Glance/glance": "5", "GlanceBackend/a": "-1", "GlanceBackend/b": "2", "Deployment/glance": "0"}},
+		{"a backend whose Glance another build holds", testBackend("a", "elsewhere", true),
+			map[string]string{"GlanceBackend/a": "2"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, failed := runFn(t, resourceList(t, []byte(c.input)))
+			if failed {
+				t.Fatalf("failed:\n%s", out)
+			}
+			rl, err := fn.ParseResourceList(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for id, w := range c.want {
+				kind, name, _ := strings.Cut(id, "/")
+				o := find(rl.Items, kind, name)
+				if o == nil {
+					t.Fatalf("no %s in the output", id)
+				}
+				if got, set := o.GetAnnotations()[v1alpha1.AnnotationArgoCDSyncWave]; !set || got != w {
+					t.Errorf("%s is in wave %q (set: %v), want %q", id, got, set, w)
+				}
+			}
+			again, _ := runFn(t, itemsOf(t, out))
+			if string(itemsOf(t, again)) != string(itemsOf(t, out)) {
+				t.Error("a second run changed the output")
+			}
+		})
+	}
+}
+
+// TestAWorkloadNotWiredKeepsItsWave: a workload the function leaves
+// alone (it only carries the Glance's label) is not put in a wave.
+func TestAWorkloadNotWiredKeepsItsWave(t *testing.T) {
+	labelled := testWorkload("other", ", labels: {glance.openstack.c5c3.io/glance: glance}", "        image: busybox\n        command: [sleep]\n")
+	labelled = strings.Replace(labelled, "- name: glance-api", "- name: sidecar", 1)
+	rl, failed := runFnOn(t, docs(testGlance, testBackend("a", "glance", true), testWorkload("glance", "", plainContainer), labelled))
+	if failed {
+		t.Fatalf("failed: %s", resultLines(rl.Results))
+	}
+	o := find(rl.Items, "Deployment", "other")
+	if o == nil {
+		t.Fatal("no Deployment other")
+	}
+	if w, set := o.GetAnnotations()[v1alpha1.AnnotationArgoCDSyncWave]; set {
+		t.Errorf("a workload the function did not wire is put in wave %q", w)
+	}
+	if fmt.Sprint(find(rl.Items, "Deployment", "glance").GetAnnotation(v1alpha1.AnnotationArgoCDSyncWave)) != "1" {
+		t.Error("the wired workload is not in wave 1")
+	}
+}
