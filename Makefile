@@ -179,8 +179,9 @@ image: build $(KUSTOMIZE) deps-containers
 e2e-packaging: image
 	go test $(GO_TEST_FLAGS) -tags e2e -v -timeout 20m ./tests/packaging/
 
-## flux-render: render OVERLAY (a kustomization running glance-krm) into OUT,
-## a folder Flux builds without plugins (hack/flux-prerender.sh; README, "Flux")
+## flux-render: render OVERLAY (a kustomization running glance-krm) into OUT:
+## three folders (0-prepare, 1-workload, 2-after) that three chained Flux
+## Kustomizations build without plugins (hack/flux-prerender.sh; docs/doors.md)
 flux-render: build $(KUSTOMIZE)
 	@test -n "$(OVERLAY)" -a -n "$(OUT)" || { echo "usage: make flux-render OVERLAY=<kustomization> OUT=<folder>"; exit 2; }
 	KUSTOMIZE=$(KUSTOMIZE) GLANCE_KRM_FN=$(FN_BIN) bash hack/flux-prerender.sh $(OVERLAY) $(OUT)
