@@ -34,7 +34,7 @@ rootfs_var = GLANCE_ROOTFS_$(2)="$$(CACHE=$(CACHE) bash tests/e2e/glance/rootfs.
 ROOTFS_GLANCE := $(call rootfs_var,trixie,TRIXIE) $(call rootfs_var,2025.2,2025_2) $(call rootfs_var,2026.1,2026_1) $(call rootfs_var,sid,SID) $(call rootfs_var,keystone,KEYSTONE)
 ROOTFS_NODE   := $(ROOTFS_GLANCE) $(call rootfs_var,bookworm,BOOKWORM) $(call rootfs_var,infra,INFRA)
 
-.PHONY: build-fn rootfs deps-node e2e-node bench-node flux-render lint short deps-lint help seed-render generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench bench-controller fuzz generate tools deps-python deps-glance clean
+.PHONY: build-fn rootfs deps-node e2e-node e2e-gitops bench-node flux-render lint short deps-lint help seed-render generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench bench-controller fuzz generate tools deps-python deps-glance clean
 
 all: build
 
@@ -109,20 +109,31 @@ e2e-glance: build $(KUSTOMIZE) $(VERSITYGW) deps-glance rootfs
 rootfs:
 	CACHE=$(CACHE) bash tests/e2e/glance/rootfs-all.sh
 
-## deps-node: Debian's containerd, runc, CNI plugins and iptables for the
+## deps-node: Debian's containerd, runc, CNI plugins, iptables and ipset for the
 ## test node (never started as services: the test starts its own)
 deps-node:
-	@command -v containerd >/dev/null && command -v runc >/dev/null && [ -x /usr/lib/cni/bridge ] && command -v iptables >/dev/null || { \
-	  echo "installing containerd, runc, containernetworking-plugins and iptables from Debian"; \
+	@command -v containerd >/dev/null && command -v runc >/dev/null && [ -x /usr/lib/cni/bridge ] && command -v iptables >/dev/null && command -v ipset >/dev/null || { \
+	  echo "installing containerd, runc, containernetworking-plugins, iptables and ipset from Debian"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	    containerd runc containernetworking-plugins iptables >/dev/null; }
+	    containerd runc containernetworking-plugins iptables ipset >/dev/null; }
 
 ## e2e-node: what glance-krm generates, on a real single-node cluster the
 ## test starts and tears down (kubelet, containerd, kube-proxy, CoreDNS,
 ## metrics-server; the controller in the cluster), for every release
 e2e-node: build image $(KUSTOMIZE) $(VERSITYGW) deps-node rootfs
 	GLANCE_KRM_NODE_ASSETS="$$(CACHE=$(CACHE) bash hack/node-assets.sh)" $(ROOTFS_NODE) \
-	  go test $(GO_TEST_FLAGS) -p 1 -parallel 5 -tags e2e -v -timeout 45m ./internal/testenv/node/ ./tests/node/
+	  go test $(GO_TEST_FLAGS) -p 1 -parallel 5 -tags e2e -v -timeout 45m -skip 'TestGitOps|TestNetworkPolicies' ./internal/testenv/node/ ./tests/node/
+
+## e2e-gitops: Argo CD (upstream's headless install with glance-krm's plugin
+## sidecar) and Flux (source-controller, kustomize-controller) on the test
+## node, syncing a Glance each from commits the test makes, with a client
+## looping through the Service (tests/node/gitops_test.go; the engines come
+## prebuilt from ../shared/tools/gitops, or are built by hack/gitops-assets.sh)
+e2e-gitops: build image $(KUSTOMIZE) $(VERSITYGW) deps-node rootfs
+	GLANCE_KRM_NODE_ASSETS="$$(CACHE=$(CACHE) bash hack/node-assets.sh)" \
+	GLANCE_KRM_GITOPS_ASSETS="$$(CACHE=$(CACHE) bash hack/gitops-assets.sh)" \
+	$(ROOTFS_NODE) $(call rootfs_var,gitops,GITOPS) \
+	  go test $(GO_TEST_FLAGS) -p 1 -tags e2e -v -timeout 40m -run 'TestGitOps|TestNetworkPolicies' ./internal/testenv/node/ ./tests/node/
 
 ## bench-node: e2e-node, writing its figures (per release: apply to
 ## Available, db-sync, a default flip's rollout and failed requests; the

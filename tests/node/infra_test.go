@@ -80,18 +80,26 @@ func buildImages(t *testing.T, rels []release) (archives []string, infra string)
 		t.Fatal(err)
 	}
 	archives = append(archives, infraArchive)
-	for _, ref := range []string{functionImage, controllerImage} {
+	archives = append(archives, saveImages(t, functionImage, controllerImage)...)
+	return archives, infra
+}
+
+// saveImages writes images `make image` built with podman into archives
+// the node imports.
+func saveImages(t *testing.T, refs ...string) (archives []string) {
+	t.Helper()
+	for _, ref := range refs {
 		f := filepath.Join(t.TempDir(), strings.NewReplacer("/", "_", ":", "_").Replace(ref)+".tar")
 		// podman with the repository's test-only settings (hack/image.sh's).
 		save := exec.Command("bash", "-c", `source hack/containers/env.sh && podman save --format docker-archive -o "$1" "$2"`, "save", f, ref)
 		save.Dir = testenv.RepoRoot()
-		save.Env = append(os.Environ(), "CACHE="+cache)
+		save.Env = append(os.Environ(), "CACHE="+node.Cache())
 		if out, err := save.CombinedOutput(); err != nil {
 			t.Fatalf("podman save %s (make image builds it): %v\n%s", ref, err, out)
 		}
 		archives = append(archives, f)
 	}
-	return archives, infra
+	return archives
 }
 
 func fileKey(path string) (string, error) {

@@ -47,13 +47,18 @@ type scenario struct {
 	ns        string
 	glance    *glanceClient
 	keystone  *keystoneClient // when the Glance runs behind Keystone
+	engine    string          // the GitOps engine that syncs it, if one does
 }
 
 // check runs one named assertion as a subtest and counts it; a failed
 // check ends the release's run when stop is true (later ones need it).
 func (s *scenario) check(name string, stop bool, f func(t *testing.T)) {
 	ok := s.t.Run(name, f)
-	tally.record(s.rel.name+" ("+s.rel.suite+")", ok)
+	label := s.rel.name + " (" + s.rel.suite + ")"
+	if s.engine != "" {
+		label = s.engine + ", " + label
+	}
+	tally.record(label, ok)
 	if !ok {
 		s.t.Logf("after %q failed, the API pods' logs:\n%s", name, s.logs())
 	}
@@ -108,8 +113,13 @@ func hold(slots chan struct{}) func() {
 // every release.
 const rotationRelease = "2025.2"
 
-func (s *scenario) deploy(t *testing.T) {
-	s.dir = s.t.TempDir() // the later checks change and render it again
+// prepare writes examples/node for this release into s.dir (the later
+// checks change and render it again), creates the namespace and applies
+// the credentials Secrets, which are never part of the build (a GitOps
+// repository holds them sealed, or an external secrets operator writes
+// them).
+func (s *scenario) prepare(t *testing.T) {
+	s.dir = s.t.TempDir()
 	r := s.rel
 	testenv.CopyTree(t, filepath.Join(testenv.RepoRoot(), "examples", "node"), s.dir, func(_ string, b []byte) []byte {
 		return []byte(strings.NewReplacer(
@@ -138,6 +148,11 @@ func (s *scenario) deploy(t *testing.T) {
 	if _, err := s.n.Kubectl(nil, "apply", "-n", s.ns, "-f", filepath.Join(s.dir, "credentials.yaml")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func (s *scenario) deploy(t *testing.T) {
+	s.prepare(t)
+	r := s.rel
 	objects := build(t, s.kustomize, s.dir)
 	defer hold(deploySlots)()
 	start := time.Now()
@@ -473,10 +488,33 @@ type clientLoop struct {
 // pods hold its keys, the new ones do not, and an image in it reads only
 // on the old ones).
 func (s *scenario) startLoop(t *testing.T) *clientLoop {
+	return s.startLoopAfter(t, func(<-chan struct{}) {})
+}
+
+// startLoopWhenAvailable starts the loop now; its first request goes
+// once the Deployment is first Available (a GitOps engine creates it).
+func (s *scenario) startLoopWhenAvailable(t *testing.T) *clientLoop {
+	return s.startLoopAfter(t, func(stop <-chan struct{}) {
+		for {
+			d, err := s.n.Client.AppsV1().Deployments(s.ns).Get(context.Background(), "glance", metav1.GetOptions{})
+			if err == nil && available(d) {
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	})
+}
+
+func (s *scenario) startLoopAfter(t *testing.T, wait func(stop <-chan struct{})) *clientLoop {
 	l := &clientLoop{stop: make(chan struct{}), done: make(chan struct{})}
 	data := randomBytes(t, 256<<10)
 	go func() {
 		defer close(l.done)
+		wait(l.stop)
 		for i := 0; ; i++ {
 			select {
 			case <-l.stop:
@@ -534,16 +572,7 @@ type transfer struct {
 // and applies it while a client loops uploads and downloads through the
 // Service and one slow download runs on the old pod.
 func (s *scenario) flipUnderLoad(t *testing.T) rollout {
-	glance := filepath.Join(s.dir, "glance.yaml")
-	b, err := os.ReadFile(glance)
-	if err != nil {
-		t.Fatal(err)
-	}
-	flipped := bytes.Replace(bytes.Replace(b, []byte("isDefault: true"), []byte("isDefault: was-true"), 1), []byte("isDefault: false"), []byte("isDefault: true"), 1)
-	flipped = bytes.Replace(flipped, []byte("isDefault: was-true"), []byte("isDefault: false"), 1)
-	if err := os.WriteFile(glance, flipped, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	flipDefault(t, filepath.Join(s.dir, "glance.yaml"))
 	objects := build(t, s.kustomize, s.dir)
 	oldPods := s.apiPods(t)
 	if len(oldPods) != 1 {
@@ -644,6 +673,20 @@ func (s *scenario) flipUnderLoad(t *testing.T) rollout {
 	// contracted schema, which must still complete.
 	s.contract(t, objects)
 	return roll
+}
+
+// flipDefault makes the other of the example's two stores the default.
+func flipDefault(t *testing.T, glance string) {
+	t.Helper()
+	b, err := os.ReadFile(glance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := bytes.Replace(bytes.Replace(b, []byte("isDefault: true"), []byte("isDefault: was-true"), 1), []byte("isDefault: false"), []byte("isDefault: true"), 1)
+	flipped = bytes.Replace(flipped, []byte("isDefault: was-true"), []byte("isDefault: false"), 1)
+	if err := os.WriteFile(glance, flipped, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // stoppedGracefully: the download running on the old pod when it was

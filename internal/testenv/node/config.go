@@ -182,10 +182,18 @@ conntrack:
 `, clusterCIDR, Name, IP, l.path("kube-proxy.kubeconfig"))
 }
 
+// daemon is one program the node's init keeps running, logging to
+// log/<name>.log.
+type daemon struct {
+	name string
+	argv []string
+}
+
 // init is the node's PID 1: it sets up the namespaces it runs in and
-// starts every daemon, each logging to its own file. It runs until the
-// test kills it, which ends every process of the node.
-func (l layout) init(a Assets, cgroupRoot string) string {
+// starts every daemon, each logging to its own file, extra ones (an
+// option's) last. It runs until the test kills it, which ends every
+// process of the node.
+func (l layout) init(a Assets, cgroupRoot string, extra ...daemon) string {
 	pki := l.pki
 	apiserver := []string{a.bin("kube-apiserver"),
 		"--etcd-servers=http://127.0.0.1:2379",
@@ -272,14 +280,11 @@ start() {
   ( set +e; while :; do "$@"; echo "glance-krm-node: $name exited with $?; restarting" >&2; sleep 1; done ) > "$S/log/$name.log" 2>&1 &
 }
 `, l.dir, IP, serviceCIDR)
-	for _, d := range []struct {
-		name string
-		argv []string
-	}{
+	for _, d := range append([]daemon{
 		{"containerd", containerd}, {"etcd", etcd}, {"kube-apiserver", apiserver},
 		{"kube-controller-manager", controllerManager}, {"kube-scheduler", scheduler},
 		{"kubelet", kubelet}, {"kube-proxy", kubeProxy},
-	} {
+	}, extra...) {
 		fmt.Fprintf(&b, "start %s %s\n", d.name, shellQuote(d.argv))
 	}
 	b.WriteString("echo started > \"$S/started\"\nwhile :; do wait || true; sleep 1; done\n")
@@ -301,7 +306,7 @@ kind: Policy
 omitStages: [RequestReceived]
 rules:
 - level: None
-  users: ["system:kube-proxy", "system:kube-scheduler", "system:kube-controller-manager", "system:node:glance-krm-node"]
+  users: ["system:kube-proxy", "system:kube-scheduler", "system:kube-controller-manager", "system:node:glance-krm-node", "` + kubeRouterUser + `"]
 - level: None
   nonResourceURLs: ["/healthz*", "/readyz*", "/livez*", "/version", "/openapi*", "/api*"]
 - level: Metadata

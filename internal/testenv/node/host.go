@@ -19,7 +19,7 @@ type hostState struct {
 
 // nodePrograms are the names a node's processes run under.
 var nodePrograms = []string{"containerd", "containerd-shim", "containerd-shim-runc-v2", "runc", "etcd", "kube-apiserver",
-	"kube-controller", "kube-scheduler", "kubelet", "kube-proxy", "coredns", "metrics-server", "pause"}
+	"kube-controller", "kube-scheduler", "kubelet", "kube-proxy", "kube-router", "coredns", "metrics-server", "pause"}
 
 // hostSysctls are the kernel settings a node's components would write if
 // they were not kept in the node's namespaces or told to only read them.

@@ -3,9 +3,12 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os/exec"
 	"runtime"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,6 +39,21 @@ func (n *Node) DialContext(ctx context.Context, network, address string) (net.Co
 	}()
 	r := <-ch
 	return r.c, r.err
+}
+
+// InNetwork runs a program of the host in the node's network namespace
+// alone (nsenter), e.g. iptables -S for the rules kube-proxy and
+// kube-router made there; it sees the host's files, not the node's.
+func (n *Node) InNetwork(name string, args ...string) ([]byte, error) {
+	if n.pid1 == 0 {
+		return nil, errors.New("the node has no network namespace")
+	}
+	argv := append([]string{fmt.Sprintf("--net=/proc/%d/ns/net", n.pid1), "--", name}, args...)
+	out, err := exec.Command("nsenter", argv...).CombinedOutput()
+	if err != nil {
+		return out, fmt.Errorf("%s %s in the node's network: %w\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return out, nil
 }
 
 // Forward listens on a loopback port of the host and carries each

@@ -53,6 +53,7 @@ func FindAssets(t testing.TB) Assets {
 type Node struct {
 	l          layout
 	assets     Assets
+	opts       Options
 	cmd        *exec.Cmd
 	exited     chan struct{}
 	pid1       int
@@ -71,11 +72,26 @@ type Node struct {
 	Ready time.Duration
 }
 
+// Options are what a node runs beyond its defaults; the zero value is
+// the node Start brings up.
+type Options struct {
+	// KubeRouter is the path of a kube-router binary (FindKubeRouter): the
+	// node then enforces NetworkPolicies with it, as one more daemon of
+	// its init, in firewall-only mode. Test-only: see netpol.go.
+	KubeRouter string
+}
+
 // Start brings a node up and registers its teardown (which fails the test
 // if anything is left on the host).
 func Start(t testing.TB, a Assets) *Node {
 	t.Helper()
-	n, err := start(a)
+	return StartWith(t, a, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, a Assets, o Options) *Node {
+	t.Helper()
+	n, err := start(a, o)
 	if n != nil {
 		t.Cleanup(func() {
 			if err := n.Stop(); err != nil {
@@ -85,7 +101,7 @@ func Start(t testing.TB, a Assets) *Node {
 	}
 	if err != nil {
 		if n != nil {
-			for _, d := range []string{"init", "containerd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet"} {
+			for _, d := range append([]string{"init", "containerd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet"}, o.daemonNames()...) {
 				t.Logf("%s's log:\n%s", d, n.Logs(d, 30))
 			}
 		}
@@ -94,7 +110,7 @@ func Start(t testing.TB, a Assets) *Node {
 	return n
 }
 
-func start(a Assets) (*Node, error) {
+func start(a Assets, o Options) (*Node, error) {
 	for _, b := range []string{"kube-apiserver", "etcd", "kubelet", "kube-proxy", "kube-scheduler", "kube-controller-manager"} {
 		if _, err := os.Stat(a.bin(b)); err != nil {
 			return nil, fmt.Errorf("%s is not in %s: %w", b, a.Dir, err)
@@ -104,6 +120,9 @@ func start(a Assets) (*Node, error) {
 		if _, err := exec.LookPath(b); err != nil {
 			return nil, fmt.Errorf("%s is not installed (make deps-node installs Debian's): %w", b, err)
 		}
+	}
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	sweepCgroupRoots()
 	before, err := snapshotHost()
@@ -117,7 +136,7 @@ func start(a Assets) (*Node, error) {
 	}
 	id := make([]byte, 4)
 	_, _ = rand.Read(id)
-	n := &Node{l: layout{dir: dir}, assets: a, before: before, started: time.Now(),
+	n := &Node{l: layout{dir: dir}, assets: a, opts: o, before: before, started: time.Now(),
 		cgroupRoot: "/" + cgroupRootPrefix + hex.EncodeToString(id)}
 	if err := n.prepare(); err != nil {
 		return n, err
@@ -126,6 +145,9 @@ func start(a Assets) (*Node, error) {
 		return n, err
 	}
 	if err := n.connect(); err != nil {
+		return n, err
+	}
+	if err := n.authorizeKubeRouter(); err != nil {
 		return n, err
 	}
 	if err := n.waitReady(2 * time.Minute); err != nil {
@@ -138,7 +160,10 @@ func start(a Assets) (*Node, error) {
 	if err := n.WaitAvailable("kube-system", "coredns", 2*time.Minute); err != nil {
 		return n, err
 	}
-	return n, n.waitDNS(time.Minute)
+	if err := n.waitDNS(time.Minute); err != nil {
+		return n, err
+	}
+	return n, n.waitKubeRouter(2 * time.Minute)
 }
 
 // cgroupRootPrefix starts the name of every node's cgroup root.
@@ -180,7 +205,10 @@ func (n *Node) prepare() error {
 		"sysctl/kernel.panic_on_oops":   "1\n",
 		"sysctl/vm.overcommit_memory":   "1\n",
 		"sysctl/vm.panic_on_oom":        "0\n",
-		"node.sh":                       l.init(n.assets, n.cgroupRoot),
+		"node.sh":                       l.init(n.assets, n.cgroupRoot, n.opts.daemons(l)...),
+	}
+	for name, content := range n.opts.files(l, inside) {
+		files[name] = content
 	}
 	for name, content := range files {
 		if err := l.write(name, content); err != nil {

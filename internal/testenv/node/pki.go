@@ -125,6 +125,8 @@ func writePKI(dir string, nodeIP, nodeName string) error {
 		{"controller-manager", "system:kube-controller-manager", nil, nil},
 		{"scheduler", "system:kube-scheduler", nil, nil},
 		{"kube-proxy", "system:kube-proxy", nil, nil},
+		// Made for every node, used only by one with Options.KubeRouter.
+		{"kube-router", kubeRouterUser, nil, nil},
 		{"kubelet-client", "system:node:" + nodeName, []string{"system:nodes"}, nil},
 		{"kubelet", "system:node:" + nodeName, nil, []string{nodeIP, nodeName}},
 	} {

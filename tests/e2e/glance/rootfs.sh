@@ -14,6 +14,9 @@
 #                          (sources.sh, sources.sha256) installed over its
 #                          glance with pip, without dependencies;
 #   infra                  bookworm's MariaDB and memcached, for the node;
+#   gitops                 bookworm's git and redis-server: with Argo CD's
+#                          binary, its repo-server (git reads the test's
+#                          repository over file://) and its Redis;
 #   keystone               bookworm's Keystone (python3-keystone, its
 #                          MySQL driver, uwsgi): the Identity service the
 #                          tests bootstrap on MariaDB, so tokens are real.
@@ -82,6 +85,7 @@ case "$name" in
   2025.2) base=trixie sources="glance-31.1.0 glance_store-5.2.0" ;;
   2026.1) base=trixie sources="glance-32.0.0 glance_store-5.4.0" ;;
   infra) suite=bookworm pkgs="mariadb-server,memcached" ;;
+  gitops) suite=bookworm pkgs="git,redis-server" ;;
   keystone) suite=bookworm pkgs="python3-keystone,python3-pymysql,uwsgi-core,uwsgi-plugin-python3" ;;
   *) echo "rootfs: unknown name $name" >&2; exit 2 ;;
 esac
@@ -121,6 +125,7 @@ fi
 case "$name" in
   infra) chroot "$dest.tmp" dpkg-query -W mariadb-server memcached > "$dest.tmp/.complete" ;;
   keystone) chroot "$dest.tmp" dpkg-query -W python3-keystone python3-pymysql uwsgi-core > "$dest.tmp/.complete" ;;
+  gitops) chroot "$dest.tmp" dpkg-query -W git redis-server > "$dest.tmp/.complete" ;;
   *)
     chroot "$dest.tmp" dpkg-query -W glance-api python3-glance-store python3-oslo.config > "$dest.tmp/.complete"
     [ -z "${sources:-}" ] || echo "over them: $sources (release tarballs, pip install --no-deps)" >> "$dest.tmp/.complete"

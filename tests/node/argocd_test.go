@@ -1,0 +1,416 @@
+//go:build e2e
+
+package node_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/c5c3/glance-krm/internal/testenv"
+	"github.com/c5c3/glance-krm/internal/testenv/node"
+)
+
+var applications = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
+
+// argoImages are Argo CD's image (its multi-call binary over Debian's git
+// and redis-server, as upstream's image holds git) and glance-krm's
+// plugin sidecar as `make image` builds it.
+func argoImages(t *testing.T, tools gitopsTools) []string {
+	_, archive := argocdImage(t, tools)
+	return append([]string{archive}, saveImages(t, cmpImage)...)
+}
+
+func argocdImage(t *testing.T, tools gitopsTools) (ref, archive string) {
+	t.Helper()
+	bin := filepath.Join(tools.dir, "argocd")
+	key, err := fileKey(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key += "-" + filepath.Base(tools.rootfs)
+	files := map[string]node.File{
+		"/usr/local/bin/argocd": {From: bin, Mode: 0o755},
+		// The repository is owned by the test's user, not Argo CD's.
+		"/etc/gitconfig": {Content: []byte("[safe]\n\tdirectory = *\n"), Mode: 0o644},
+		// The repo-server runs this on every revision it renders (upstream's
+		// image ships one) and reads its output only where signatures are
+		// verified, which the test does not configure: say what git says,
+		// never fail.
+		"/usr/local/bin/git-verify-wrapper.sh": {Content: []byte("#!/bin/sh\ngit verify-commit \"$1\" 2>&1 || true\n"), Mode: 0o755},
+	}
+	// upstream's image names each role a link to the one binary
+	for _, role := range []string{"argocd-application-controller", "argocd-repo-server", "argocd-cmp-server", "argocd-git-ask-pass"} {
+		files["/usr/local/bin/"+role] = node.File{Link: "argocd"}
+	}
+	// and has the user argocd (999), whose HOME git reads.
+	for name, line := range map[string]string{"passwd": "argocd:x:999:999:Argo CD:/home/argocd:/bin/sh\n", "group": "argocd:x:999:\n"} {
+		b, err := os.ReadFile(filepath.Join(tools.rootfs, "etc", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["/etc/"+name] = node.File{Content: append(b, line...), Mode: 0o644}
+	}
+	// What the image is made of names it: the binary, the root file system
+	// and the files written here.
+	h := sha256.New()
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		fmt.Fprintf(h, "%s %s %s %q\n", name, files[name].From, files[name].Link, files[name].Content)
+	}
+	key += "-" + hex.EncodeToString(h.Sum(nil))[:8]
+	ref = "localhost/glance-krm-node/argocd:" + key
+	archive = node.ArchiveName(node.Cache(), "argocd", key)
+	if err := node.BuildArchive(archive, node.Image{Ref: ref, Dir: tools.rootfs, Files: files, User: "999:999", WorkingDir: "/home/argocd"}); err != nil {
+		t.Fatal(err)
+	}
+	return ref, archive
+}
+
+// installArgoCD installs upstream's headless core install with the
+// plugin sidecar (tests/node/testdata/argocd) reading repo.
+func installArgoCD(t *testing.T, n *node.Node, tools gitopsTools, repo *gitRepo) {
+	t.Helper()
+	ref, _ := argocdImage(t, tools)
+	name, tag := splitRef(ref)
+	examples := filepath.Join(testenv.RepoRoot(), "examples", "argocd")
+	installManifests(t, n, "argocd", map[string]string{
+		"upstream/core-install.yaml": filepath.Join(tools.dir, "argocd-config", "core-install.yaml"),
+		"repo-server-patch.yaml":     filepath.Join(examples, "repo-server-patch.yaml"),
+		"argocd-cm-health.yaml":      filepath.Join(examples, "argocd-cm-health.yaml"),
+	}, strings.NewReplacer("ARGOCD_IMAGE_NAME", name, "ARGOCD_IMAGE_TAG", tag, "GIT_HOST_PATH", filepath.Dir(repo.bare)))
+	for _, d := range []string{"argocd-redis", "argocd-repo-server"} {
+		if err := n.WaitAvailable("argocd", d, 3*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Eventually(t, 3*time.Minute, time.Second, "StatefulSet argocd-application-controller ready", func() error {
+		s, err := n.Client.AppsV1().StatefulSets("argocd").Get(context.Background(), "argocd-application-controller", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if s.Status.ReadyReplicas < 1 {
+			return fmt.Errorf("status %+v", s.Status)
+		}
+		return nil
+	})
+}
+
+// argoApp is one Glance as an Argo CD Application of the test's
+// repository, in the folder glance/.
+type argoApp struct {
+	s      *scenario
+	repo   *gitRepo
+	loop   *clientLoop // from the first Available to the end
+	sha    string      // the last commit
+	images []stored    // written before each upgrade, read after every later one
+}
+
+func runArgo(t *testing.T, s *scenario, repo *gitRepo, chain []release) {
+	s.t, s.engine = t, "Argo CD"
+	a := &argoApp{s: s, repo: repo}
+	defer a.stopLoop(t)
+	s.check("day 1: one commit syncs to Synced and Healthy, wave by wave: db-sync complete before the ReplicaSet, db-contract after the pods are ready", true, a.day1)
+	s.check("both stores listed through the Service, the default flagged", false, s.listStores)
+	s.check("uploads land in each store's bucket and download byte-identical", false, s.uploads)
+	s.check("the controller writes Ready, BackendsReady and DatabaseReady on the live objects", false, s.controllerReady)
+	s.check("no drift: 2 minutes of refreshes (one hard: the plugin renders again), Synced throughout, no sync operation", false, a.noDrift)
+	s.check("a failing db-sync (a wrong database password committed) fails the sync: no new ReplicaSet, the old pods serve; the fix commit recovers", false, a.failingDBSync)
+	s.check("a default flip as a commit: Synced and Healthy, an old pod's ConfigMap there while it runs, the old copies pruned after", false, a.flip)
+	for _, to := range chain {
+		s.check("an upgrade from "+s.rel.name+" as one commit under traffic: db-sync before the new pods, db-contract after the old are gone, every image read through a pod of each release in the mixed window", true, a.upgrade(to))
+	}
+	s.check("the client loop from the first Available: zero failed requests", false, a.loopClean)
+}
+
+// appFiles is the app folder of the repository: the Glance and its
+// stores, and the function run from the sidecar's PATH (examples/argocd/app).
+func (a *argoApp) appFiles(t *testing.T) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	for _, name := range []string{"glance.yaml", "kustomization.yaml", "glance-krm.yaml"} {
+		files[name] = readFile(t, filepath.Join(a.s.dir, name))
+	}
+	files["glance-krm.yaml"] = []byte(strings.Replace(string(files["glance-krm.yaml"]), "path: "+a.s.fnBin, "path: glance-krm-fn", 1))
+	return files
+}
+
+func (a *argoApp) commit(t *testing.T, message string) time.Time {
+	t.Helper()
+	a.sha = a.repo.commit(t, "glance", a.appFiles(t), message)
+	at := time.Now()
+	a.refresh(t, "normal")
+	return at
+}
+
+// refresh asks Argo CD to compare again now, as a git webhook does.
+func (a *argoApp) refresh(t *testing.T, kind string) {
+	t.Helper()
+	if _, err := a.s.n.Kubectl(nil, "-n", "argocd", "annotate", "--overwrite", "application", "glance", "argocd.argoproj.io/refresh="+kind); err != nil &&
+		!strings.Contains(err.Error(), "NotFound") {
+		t.Fatal(err)
+	}
+}
+
+func (a *argoApp) day1(t *testing.T) {
+	a.s.prepare(t)
+	first := a.commit(t, "day 1: "+a.s.rel.name)
+	a.loop = a.s.startLoopWhenAvailable(t)
+	app := readYAML(t, filepath.Join(testenv.RepoRoot(), "examples", "argocd", "application.yaml"))
+	for path, v := range map[string]any{
+		"spec.source.repoURL":                "file:///git/glance.git",
+		"spec.source.targetRevision":         "main",
+		"spec.source.path":                   "glance",
+		"spec.destination.namespace":         a.s.ns,
+		"spec.syncPolicy.automated.prune":    true,
+		"spec.syncPolicy.automated.selfHeal": true,
+		"spec.source.plugin.name":            "glance-krm-v1",
+		"metadata.namespace":                 "argocd",
+		"metadata.name":                      "glance",
+		"spec.destination.server":            "https://kubernetes.default.svc",
+		"spec.project":                       "default",
+	} {
+		if err := unstructured.SetNestedField(app.Object, v, strings.Split(path, ".")...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := yaml.Marshal(app.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.s.n.Apply(string(b)); err != nil {
+		t.Fatal(err)
+	}
+	a.waitSynced(t, 10*time.Minute)
+	gitopsBench.record("Argo CD", a.s.rel.name, "day 1", time.Since(first))
+	a.s.orderFromCluster(t)
+}
+
+// argoStatus is what an Application says of the last commit.
+type argoStatus struct {
+	sync, revision, health, phase, message, started string
+	outOfSync                                       []string
+}
+
+func (a *argoApp) status(t *testing.T) (argoStatus, error) {
+	u, err := resource(t, a.s.n, applications, "argocd", "glance")
+	if err != nil {
+		return argoStatus{}, err
+	}
+	str := func(path ...string) string { v, _, _ := unstructured.NestedString(u.Object, path...); return v }
+	st := argoStatus{
+		sync: str("status", "sync", "status"), revision: str("status", "sync", "revision"),
+		health: str("status", "health", "status"), phase: str("status", "operationState", "phase"),
+		message: str("status", "operationState", "message"), started: str("status", "operationState", "startedAt"),
+	}
+	resources, _, _ := unstructured.NestedSlice(u.Object, "status", "resources")
+	for _, r := range resources {
+		m, _ := r.(map[string]any)
+		if m["status"] != "Synced" {
+			st.outOfSync = append(st.outOfSync, fmt.Sprintf("%v/%v %v", m["kind"], m["name"], m["status"]))
+		}
+	}
+	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conditions {
+		m, _ := c.(map[string]any)
+		st.message += fmt.Sprintf("; %v: %v", m["type"], m["message"])
+	}
+	return st, nil
+}
+
+// waitSynced waits until the Application is Synced to the last commit,
+// its operation succeeded and it is Healthy.
+func (a *argoApp) waitSynced(t *testing.T, limit time.Duration) {
+	t.Helper()
+	testenv.Eventually(t, limit, 2*time.Second, "Application glance Synced and Healthy at "+a.sha, func() error {
+		st, err := a.status(t)
+		if err != nil {
+			return err
+		}
+		if st.revision != a.sha || st.sync != "Synced" || st.health != "Healthy" || st.phase != "Succeeded" {
+			return fmt.Errorf("%+v", st)
+		}
+		return nil
+	})
+}
+
+func available(d *appsv1.Deployment) bool {
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+// loopClean stops the client loop: no request failed, and some went.
+func loopClean(t *testing.T, l *clientLoop, engine, release string) {
+	if l == nil {
+		t.Fatal("no client loop ran")
+	}
+	ok, failed, errs, _ := l.finish()
+	if failed > 0 {
+		t.Errorf("%d of %d requests failed: %v", failed, ok+failed, errs[:min(5, len(errs))])
+	}
+	if ok == 0 {
+		t.Error("no request went through: the Deployment was never Available")
+	}
+	gitopsBench.requests(engine, release, ok, failed)
+}
+
+func (a *argoApp) stopLoop(t *testing.T) {
+	if a.loop != nil {
+		a.loop.finish()
+	}
+}
+
+func (a *argoApp) loopClean(t *testing.T) {
+	l := a.loop
+	a.loop = nil
+	loopClean(t, l, "Argo CD", a.s.rel.name)
+}
+
+// noDrift: for two minutes of refreshes nothing is OutOfSync and no sync
+// operation starts (selfHeal would otherwise hide a drift by syncing it
+// away).
+func (a *argoApp) noDrift(t *testing.T) {
+	before, err := a.status(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.refresh(t, "hard")
+	end := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(end) {
+		time.Sleep(10 * time.Second)
+		st, err := a.status(t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.sync != "Synced" || len(st.outOfSync) > 0 || st.health != "Healthy" {
+			t.Fatalf("drift: %+v", st)
+		}
+		if st.started != before.started {
+			t.Fatalf("a sync operation started at %s with nothing committed: %+v", st.started, st)
+		}
+		a.refresh(t, "normal")
+	}
+}
+
+// flip commits the default store's flip and watches the rollout: every
+// pod's ConfigMap exists while the pod does; after the sync the previous
+// hashed copies are gone (PruneLast: pruned once the waves are healthy).
+func (a *argoApp) flip(t *testing.T) {
+	oldPods := a.s.apiPods(t)
+	old := map[string]bool{}
+	for _, p := range oldPods {
+		old[mountedConfigMap(p)] = true
+	}
+	flipDefault(t, filepath.Join(a.s.dir, "glance.yaml"))
+	began := a.commit(t, "flip the default store")
+	var missing []string
+	testenv.Eventually(t, 10*time.Minute, 300*time.Millisecond, "the flip synced", func() error {
+		for _, p := range a.s.apiPods(t) {
+			cm := mountedConfigMap(p)
+			if _, err := a.s.n.Client.CoreV1().ConfigMaps(a.s.ns).Get(context.Background(), cm, metav1.GetOptions{}); err != nil {
+				missing = append(missing, fmt.Sprintf("%s (pod %s): %v", cm, p.Name, err))
+			}
+		}
+		st, err := a.status(t)
+		if err != nil {
+			return err
+		}
+		if st.revision != a.sha || st.sync != "Synced" || st.health != "Healthy" || st.phase != "Succeeded" {
+			return fmt.Errorf("%+v", st)
+		}
+		return nil
+	})
+	gitopsBench.record("Argo CD", a.s.rel.name, "default flip", time.Since(began))
+	if len(missing) > 0 {
+		t.Errorf("a pod's ConfigMap was gone while the pod ran: %v", missing[:min(5, len(missing))])
+	}
+	for cm := range old {
+		if _, err := a.s.n.Client.CoreV1().ConfigMaps(a.s.ns).Get(context.Background(), cm, metav1.GetOptions{}); err == nil {
+			t.Errorf("the previous ConfigMap %s was not pruned after the sync", cm)
+		}
+	}
+	if err := a.s.rolledOut(0, oldPods); err != nil {
+		t.Error(err)
+	}
+}
+
+func readYAML(t *testing.T, path string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(readFile(t, path), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// failingDBSync commits the Glance pointed at a database Secret with a
+// wrong password: the db-sync Job of wave 0 fails, so Argo CD's operation
+// fails before wave 1 and no pod is replaced; reverting recovers.
+func (a *argoApp) failingDBSync(t *testing.T) {
+	before := a.s.replicaSets(t)
+	a.s.wrongDatabasePassword(t, true)
+	a.commit(t, "a wrong database password")
+	testenv.Eventually(t, 10*time.Minute, 2*time.Second, "the sync of "+a.sha+" failed", func() error {
+		st, err := a.status(t)
+		if err != nil {
+			return err
+		}
+		// An attempt failed: the operation ends Failed, or retries
+		// (examples/argocd/application.yaml: each retry takes the latest
+		// commit, so the fix below is what the next attempt syncs).
+		failed := st.phase == "Failed" || st.phase == "Error" || strings.Contains(st.message, "completed unsuccessfully")
+		if st.revision != a.sha || !failed {
+			return fmt.Errorf("%+v", st)
+		}
+		t.Logf("Argo CD: %s: %s", st.phase, st.message)
+		return nil
+	})
+	a.s.sameReplicaSets(t, before)
+	a.s.wrongDatabasePassword(t, false)
+	a.commit(t, "the right database password again")
+	a.waitSynced(t, 10*time.Minute)
+	a.s.sameReplicaSets(t, before)
+}
+
+// upgrade commits the Glance at release to and watches the rollout: in the
+// mixed window every image written so far reads through a pod of each
+// release, and one the new pod writes reads through the old one.
+func (a *argoApp) upgrade(to release) func(t *testing.T) {
+	return func(t *testing.T) {
+		from := a.s.rel
+		a.images = append(a.images, a.s.writeImages(t, "before-"+to.name)...)
+		finish := a.s.watchMixedWindow(t, glanceImage+":"+from.name, glanceImage+":"+to.name, a.images)
+		a.s.upgradeTo(t, to)
+		began := a.commit(t, "upgrade to "+to.name)
+		a.waitSynced(t, 15*time.Minute)
+		w := finish()
+		a.s.rel = to
+		gitopsBench.record("Argo CD", to.name, "upgrade from "+from.name, time.Since(began))
+		a.s.orderFromCluster(t)
+		a.s.readAll(t, a.images)
+		if !w.seen {
+			t.Errorf("no moment with a pod of %s running and one of %s ready was seen", from.name, to.name)
+		}
+		for _, f := range w.failures {
+			t.Errorf("in the mixed window %s → %s: %s", from.name, to.name, f)
+		}
+		a.s.controllerReady(t)
+	}
+}

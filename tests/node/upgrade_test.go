@@ -1,0 +1,152 @@
+//go:build e2e
+
+package node_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// upgradeChain is the releases an engine's Glance is upgraded through, one
+// commit each, oldest first: every adjacent pair the node runs from
+// Debian's trixie on.
+var upgradeChain = []string{"2025.1", "2025.2", "2026.1", "2026.2"}
+
+// stored is an image the test wrote and the sum of its bytes.
+type stored struct {
+	id, store string
+	sum       [32]byte
+}
+
+// mixedWindow is what one rollout from one release to the next showed
+// while a pod of each served: every earlier image read through each, and
+// an image written through the new pod read through the old one.
+type mixedWindow struct {
+	seen     bool
+	failures []string
+}
+
+// upgradeTo edits the Glance to release to (openStackRelease and the
+// image), and returns what a commit of it must be checked against.
+func (s *scenario) upgradeTo(t *testing.T, to release) {
+	t.Helper()
+	from := s.rel
+	s.edit(t, `openStackRelease: "`+from.name+`"`, `openStackRelease: "`+to.name+`"`)
+	s.edit(t, `tag: "`+from.name+`"`, `tag: "`+to.name+`"`)
+}
+
+// writeImages uploads an image into each store through the Service.
+func (s *scenario) writeImages(t *testing.T, prefix string) []stored {
+	t.Helper()
+	ctx, cancel := withTimeout(2 * time.Minute)
+	defer cancel()
+	var out []stored
+	for _, store := range []string{"primary", "secondary"} {
+		data := randomBytes(t, 1<<20)
+		id, err := s.glance.roundTrip(ctx, prefix+"-"+store, data, store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, stored{id: id, store: store, sum: sha256.Sum256(data)})
+	}
+	return out
+}
+
+// watchMixedWindow polls the API pods until finish is called; the first
+// time a pod of the new image is ready while one of the old image still
+// runs, it reads every image through both pods' addresses and writes one
+// through the new pod that the old pod then reads.
+func (s *scenario) watchMixedWindow(t *testing.T, oldImage, newImage string, images []stored) (finish func() mixedWindow) {
+	var w mixedWindow
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			pods, err := s.n.Client.CoreV1().Pods(s.ns).List(context.Background(), metav1.ListOptions{
+				LabelSelector: "app.kubernetes.io/instance=glance,app.kubernetes.io/component=api"})
+			if err != nil {
+				continue
+			}
+			var oldPod, newPod *corev1.Pod
+			for i := range pods.Items {
+				p := &pods.Items[i]
+				switch image := glanceImageOf(*p); {
+				case image == oldImage && p.Status.PodIP != "":
+					oldPod = p
+				case image == newImage && ready(*p):
+					newPod = p
+				}
+			}
+			if oldPod != nil && newPod != nil {
+				w = mixedWindow{seen: true, failures: s.readThrough(t, images, oldPod, newPod)}
+				return
+			}
+		}
+	}()
+	return func() mixedWindow {
+		close(stop)
+		<-done
+		return w
+	}
+}
+
+// readThrough reads every image through each pod, and writes one through
+// the new pod that the old pod must read.
+func (s *scenario) readThrough(t *testing.T, images []stored, oldPod, newPod *corev1.Pod) []string {
+	ctx, cancel := withTimeout(2 * time.Minute)
+	defer cancel()
+	client := func(p *corev1.Pod) *glanceClient {
+		return &glanceClient{url: "http://" + p.Status.PodIP + ":9292", http: s.n.HTTPClient(0)}
+	}
+	var failures []string
+	for _, p := range []*corev1.Pod{oldPod, newPod} {
+		for _, img := range images {
+			sum, _, err := client(p).sum(ctx, img.id)
+			if err != nil || sum != img.sum {
+				failures = append(failures, fmt.Sprintf("image %s (%s) through pod %s (%s): %v", img.id, img.store, p.Name, glanceImageOf(*p), err))
+			}
+		}
+	}
+	data := randomBytes(t, 256<<10)
+	id, err := client(newPod).roundTrip(ctx, "mixed-window", data, "secondary")
+	if err != nil {
+		return append(failures, fmt.Sprintf("an upload through the new pod %s: %v", newPod.Name, err))
+	}
+	if sum, _, err := client(oldPod).sum(ctx, id); err != nil || sum != sha256.Sum256(data) {
+		failures = append(failures, fmt.Sprintf("image %s written by the new pod %s, read through the old pod %s: %v", id, newPod.Name, oldPod.Name, err))
+	}
+	return failures
+}
+
+func glanceImageOf(p corev1.Pod) string {
+	for _, c := range p.Spec.Containers {
+		if c.Name == "glance-api" {
+			return c.Image
+		}
+	}
+	return ""
+}
+
+// readAll reads every image through the Service.
+func (s *scenario) readAll(t *testing.T, images []stored) {
+	t.Helper()
+	ctx, cancel := withTimeout(2 * time.Minute)
+	defer cancel()
+	for _, img := range images {
+		sum, _, err := s.glance.sum(ctx, img.id)
+		if err != nil || sum != img.sum {
+			t.Errorf("image %s (%s) after the upgrade: %v", img.id, img.store, err)
+		}
+	}
+}
