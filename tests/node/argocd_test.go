@@ -268,6 +268,7 @@ func loopClean(t *testing.T, l *clientLoop, engine, release string) {
 	if ok == 0 {
 		t.Error("no request went through: the Deployment was never Available")
 	}
+	t.Logf("%s: %d requests through the Service from the first Available, %d failed", engine, ok+failed, failed)
 	gitopsBench.requests(engine, release, ok, failed)
 }
 
@@ -408,6 +409,7 @@ func (a *argoApp) upgrade(to release) func(t *testing.T) {
 		if !w.seen {
 			t.Errorf("no moment with a pod of %s running and one of %s ready was seen", from.name, to.name)
 		}
+		t.Logf("mixed window %s → %s: %d images read through a pod of each (%d failed), one written by the new pod read by the old", from.name, to.name, len(a.images), len(w.failures))
 		for _, f := range w.failures {
 			t.Errorf("in the mixed window %s → %s: %s", from.name, to.name, f)
 		}
