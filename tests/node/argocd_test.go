@@ -235,16 +235,20 @@ func (a *argoApp) status(t *testing.T) (argoStatus, error) {
 // its operation succeeded and it is Healthy.
 func (a *argoApp) waitSynced(t *testing.T, limit time.Duration) {
 	t.Helper()
-	testenv.Eventually(t, limit, 2*time.Second, "Application glance Synced and Healthy at "+a.sha, func() error {
-		st, err := a.status(t)
-		if err != nil {
-			return err
-		}
-		if st.revision != a.sha || st.sync != "Synced" || st.health != "Healthy" || st.phase != "Succeeded" {
-			return fmt.Errorf("%+v", st)
-		}
-		return nil
-	})
+	testenv.Eventually(t, limit, 2*time.Second, "Application glance Synced and Healthy at "+a.sha, func() error { return a.synced(t) })
+}
+
+// synced: the Application is Synced to the last commit, its operation
+// succeeded and it is Healthy.
+func (a *argoApp) synced(t *testing.T) error {
+	st, err := a.status(t)
+	if err != nil {
+		return err
+	}
+	if st.revision != a.sha || st.sync != "Synced" || st.health != "Healthy" || st.phase != "Succeeded" {
+		return fmt.Errorf("%+v", st)
+	}
+	return nil
 }
 
 func available(d *appsv1.Deployment) bool {
@@ -323,20 +327,8 @@ func (a *argoApp) flip(t *testing.T) {
 	began := a.commit(t, "flip the default store")
 	var missing []string
 	testenv.Eventually(t, 10*time.Minute, 300*time.Millisecond, "the flip synced", func() error {
-		for _, p := range a.s.apiPods(t) {
-			cm := mountedConfigMap(p)
-			if _, err := a.s.n.Client.CoreV1().ConfigMaps(a.s.ns).Get(context.Background(), cm, metav1.GetOptions{}); err != nil {
-				missing = append(missing, fmt.Sprintf("%s (pod %s): %v", cm, p.Name, err))
-			}
-		}
-		st, err := a.status(t)
-		if err != nil {
-			return err
-		}
-		if st.revision != a.sha || st.sync != "Synced" || st.health != "Healthy" || st.phase != "Succeeded" {
-			return fmt.Errorf("%+v", st)
-		}
-		return nil
+		missing = append(missing, a.s.missingConfigMaps(t)...)
+		return a.synced(t)
 	})
 	gitopsBench.record("Argo CD", a.s.rel.name, "default flip", time.Since(began))
 	if len(missing) > 0 {

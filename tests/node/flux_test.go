@@ -4,7 +4,6 @@ package node_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -228,12 +226,7 @@ func (f *fluxApp) flip(t *testing.T) {
 	began := f.publish(t)
 	var missing []string
 	testenv.Eventually(t, 15*time.Minute, 300*time.Millisecond, "the flip applied", func() error {
-		for _, p := range f.s.apiPods(t) {
-			cm := mountedConfigMap(p)
-			if _, err := f.s.n.Client.CoreV1().ConfigMaps(f.s.ns).Get(context.Background(), cm, metav1.GetOptions{}); err != nil {
-				missing = append(missing, fmt.Sprintf("%s (pod %s): %v", cm, p.Name, err))
-			}
-		}
+		missing = append(missing, f.s.missingConfigMaps(t)...)
 		return f.s.rolledOut(0, oldPods)
 	})
 	f.waitReady(t, 10*time.Minute)

@@ -152,3 +152,17 @@ func (s *scenario) wrongDatabasePassword(t *testing.T, wrong bool) {
 	}
 	s.edit(t, "      name: glance-db-wrong\n", "      name: glance-db\n")
 }
+
+// missingConfigMaps are the API pods whose mounted ConfigMap is gone
+// while they run, each named with its ConfigMap.
+func (s *scenario) missingConfigMaps(t *testing.T) []string {
+	t.Helper()
+	var missing []string
+	for _, p := range s.apiPods(t) {
+		cm := mountedConfigMap(p)
+		if _, err := s.n.Client.CoreV1().ConfigMaps(s.ns).Get(context.Background(), cm, metav1.GetOptions{}); err != nil {
+			missing = append(missing, fmt.Sprintf("%s (pod %s): %v", cm, p.Name, err))
+		}
+	}
+	return missing
+}
