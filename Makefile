@@ -128,7 +128,8 @@ e2e-node: build image $(KUSTOMIZE) $(VERSITYGW) deps-node rootfs
 ## sidecar) and Flux (source-controller, kustomize-controller) on the test
 ## node, syncing a Glance each from commits the test makes, with a client
 ## looping through the Service (tests/node/gitops_test.go; the engines come
-## prebuilt from ../shared/tools/gitops, or are built by hack/gitops-assets.sh)
+## unpacked from GLANCE_KRM_GITOPS_TOOLS where it names prebuilt ones, else
+## built from the Go module proxy: hack/gitops-assets.sh)
 e2e-gitops: build image $(KUSTOMIZE) $(VERSITYGW) deps-node rootfs
 	GLANCE_KRM_NODE_ASSETS="$$(CACHE=$(CACHE) bash hack/node-assets.sh)" \
 	GLANCE_KRM_GITOPS_ASSETS="$$(CACHE=$(CACHE) bash hack/gitops-assets.sh)" \

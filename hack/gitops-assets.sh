@@ -4,16 +4,18 @@
 # repo-server, cmp-server), Flux's source-controller and
 # kustomize-controller, kube-router (NetworkPolicy enforcement, test
 # only), with their upstream install manifests in argocd-config/ and
-# flux-config/. They come prebuilt from the workplace's
-# ../shared/tools/gitops (GLANCE_KRM_GITOPS_TOOLS), checked against its
-# SHA256SUMS; where that folder is absent or a checksum fails, they are
-# built from the Go module proxy by hack/gitops/build-from-source.sh
-# (argocd needs the go1.27.3 toolchain, fetched from the proxy). Built or
-# unpacked once into the cache.
+# flux-config/. Where GLANCE_KRM_GITOPS_TOOLS names a folder of prebuilt
+# ones (NAME.xz and SHA256SUMS, argocd-config/, flux-config/: what
+# hack/gitops/build-from-source.sh writes with COMPRESS=1; .ci/run sets it
+# when CI provides one), they are unpacked from it after their checksums
+# are checked; otherwise, or where a checksum fails, that script builds
+# them from the Go module proxy (argocd needs the go1.27.3 toolchain,
+# fetched from the proxy; about 25 minutes). Built or unpacked once into
+# the cache.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 CACHE="${CACHE:-$HOME/.cache/glance-krm}"
-TOOLS="${GLANCE_KRM_GITOPS_TOOLS:-$ROOT/../shared/tools/gitops}"
+TOOLS="${GLANCE_KRM_GITOPS_TOOLS:-}"
 NAMES="argocd source-controller kustomize-controller kube-router"
 say() { printf 'gitops assets: %s\n' "$*" >&2; }
 
@@ -24,7 +26,7 @@ if [ -f "$DEST/.complete" ]; then
   echo "$DEST"; exit 0
 fi
 rm -rf "$DEST.tmp" && mkdir -p "$DEST.tmp"
-if [ -f "$TOOLS/SHA256SUMS" ] && (cd "$TOOLS" && sha256sum --quiet -c SHA256SUMS) >&2; then
+if [ -n "$TOOLS" ] && [ -f "$TOOLS/SHA256SUMS" ] && (cd "$TOOLS" && sha256sum --quiet -c SHA256SUMS) >&2; then
   say "unpacking the prebuilt binaries of $TOOLS"
   for n in $NAMES; do
     xz -dc "$TOOLS/$n.xz" > "$DEST.tmp/$n"
@@ -34,7 +36,7 @@ if [ -f "$TOOLS/SHA256SUMS" ] && (cd "$TOOLS" && sha256sum --quiet -c SHA256SUMS
   chmod -R u+w "$DEST.tmp"
   from="prebuilt, $TOOLS"
 else
-  say "no prebuilt tools at $TOOLS (or a checksum failed): building them from the Go module proxy (about 25 minutes, once)"
+  say "no prebuilt tools (GLANCE_KRM_GITOPS_TOOLS=${TOOLS:-unset}, or a checksum failed): building them from the Go module proxy (about 25 minutes, once)"
   bash "$ROOT/hack/gitops/build-from-source.sh" "$DEST.tmp" >&2
   from="built from the module proxy by hack/gitops/build-from-source.sh"
 fi

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# The workplace's shared/tools/gitops/build-from-source.sh, as it is:
-# hack/gitops-assets.sh runs it where that folder (its prebuilt output) is
-# absent.
+# Kept as the workplace ships it: hack/gitops-assets.sh runs it where
+# GLANCE_KRM_GITOPS_TOOLS names no prebuilt output of it.
 # Rebuild the prebuilt GitOps test binaries of shared/tools/gitops/ from the
 # Go module proxy alone (no other network), static linux/amd64.
 #
