@@ -206,7 +206,7 @@ type argoStatus struct {
 }
 
 func (a *argoApp) status(t *testing.T) (argoStatus, error) {
-	u, err := resource(t, a.s.n, applications, "argocd", "glance")
+	u, err := a.s.resource(t, applications, "argocd", "glance")
 	if err != nil {
 		return argoStatus{}, err
 	}

@@ -180,7 +180,7 @@ spec:
 func (f *fluxApp) waitReady(t *testing.T, limit time.Duration) {
 	t.Helper()
 	testenv.Eventually(t, limit, 2*time.Second, "the three Kustomizations Ready at the bucket's revision", func() error {
-		b, err := resource(t, f.s.n, fluxBuckets, "flux-system", "glance")
+		b, err := f.s.resource(t, fluxBuckets, "flux-system", "glance")
 		if err != nil {
 			return err
 		}
@@ -189,7 +189,7 @@ func (f *fluxApp) waitReady(t *testing.T, limit time.Duration) {
 			return fmt.Errorf("Bucket glance: %v", b.Object["status"])
 		}
 		for _, name := range fluxSteps {
-			k, err := resource(t, f.s.n, fluxKustomizations, "flux-system", name)
+			k, err := f.s.resource(t, fluxKustomizations, "flux-system", name)
 			if err != nil {
 				return err
 			}
@@ -250,12 +250,12 @@ func (f *fluxApp) failingDBSync(t *testing.T) {
 	f.s.wrongDatabasePassword(t, true)
 	f.publish(t)
 	testenv.Eventually(t, 10*time.Minute, 2*time.Second, "the first step failed", func() error {
-		b, err := resource(t, f.s.n, fluxBuckets, "flux-system", "glance")
+		b, err := f.s.resource(t, fluxBuckets, "flux-system", "glance")
 		if err != nil {
 			return err
 		}
 		want, _, _ := unstructured.NestedString(b.Object, "status", "artifact", "revision")
-		k, err := resource(t, f.s.n, fluxKustomizations, "flux-system", fluxSteps[0])
+		k, err := f.s.resource(t, fluxKustomizations, "flux-system", fluxSteps[0])
 		if err != nil {
 			return err
 		}

@@ -176,14 +176,18 @@ func binaryImageOf(t *testing.T, tools gitopsTools, name string) (ref, archive s
 	return ref, archive
 }
 
-// resource reads one object of any kind.
-func resource(t *testing.T, n *node.Node, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+// resource reads one object of any kind, with the scenario's one dynamic
+// client (the engines' checks poll every few hundred milliseconds).
+func (s *scenario) resource(t *testing.T, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
 	t.Helper()
-	dyn, err := dynamic.NewForConfig(n.Config)
-	if err != nil {
-		t.Fatal(err)
+	if s.dyn == nil {
+		dyn, err := dynamic.NewForConfig(s.n.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.dyn = dyn
 	}
-	return dyn.Resource(gvr).Namespace(namespace).Get(context.Background(), name, metav1.GetOptions{})
+	return s.dyn.Resource(gvr).Namespace(namespace).Get(context.Background(), name, metav1.GetOptions{})
 }
 
 // splitRef is an image reference's name and tag, as kustomize's images

@@ -48,6 +48,7 @@ type scenario struct {
 	glance    *glanceClient
 	keystone  *keystoneClient // when the Glance runs behind Keystone
 	engine    string          // the GitOps engine that syncs it, if one does
+	dyn       dynamic.Interface
 }
 
 // check runs one named assertion as a subtest and counts it; a failed
@@ -302,12 +303,8 @@ func randomBytes(t *testing.T, n int) []byte {
 // live reads a custom resource's conditions.
 func (s *scenario) conditions(t *testing.T, resource, name string) map[string]metav1.Condition {
 	t.Helper()
-	dyn, err := dynamic.NewForConfig(s.n.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
 	gvr := schema.GroupVersionResource{Group: "glance.openstack.c5c3.io", Version: "v1alpha1", Resource: resource}
-	u, err := dyn.Resource(gvr).Namespace(s.ns).Get(context.Background(), name, metav1.GetOptions{})
+	u, err := s.resource(t, gvr, s.ns, name)
 	if err != nil {
 		t.Fatal(err)
 	}
