@@ -119,29 +119,31 @@ deps-node:
 
 ## e2e-node: what glance-krm generates, on a real single-node cluster the
 ## test starts and tears down (kubelet, containerd, kube-proxy, CoreDNS,
-## metrics-server; the controller in the cluster), for every release
-e2e-node: build image $(KUSTOMIZE) $(VERSITYGW) deps-node rootfs
-	GLANCE_KRM_NODE_ASSETS="$$(CACHE=$(CACHE) bash hack/node-assets.sh)" $(ROOTFS_NODE) \
-	  go test $(GO_TEST_FLAGS) -p 1 -parallel 5 -tags e2e -v -timeout 45m -skip 'TestGitOps|TestNetworkPolicies' ./internal/testenv/node/ ./tests/node/
-
-## e2e-gitops: Argo CD (upstream's headless install with glance-krm's plugin
-## sidecar) and Flux (source-controller, kustomize-controller) on the test
-## node, syncing a Glance each from commits the test makes, with a client
-## looping through the Service (tests/node/gitops_test.go; the engines come
-## unpacked from GLANCE_KRM_GITOPS_TOOLS where it names prebuilt ones, else
-## built from the Go module proxy: hack/gitops-assets.sh)
-e2e-gitops: build image $(KUSTOMIZE) $(VERSITYGW) deps-node rootfs
-	GLANCE_KRM_NODE_ASSETS="$$(CACHE=$(CACHE) bash hack/node-assets.sh)" \
+## metrics-server, kube-router enforcing NetworkPolicies; the controller in
+## the cluster): the plain-kubectl door, the store drain behind Keystone,
+## and Argo CD (upstream's headless install with glance-krm's plugin
+## sidecar) and Flux (source-controller, kustomize-controller) each syncing
+## a Glance from commits the test makes, side by side (tests/node; the
+## engines come unpacked from GLANCE_KRM_GITOPS_TOOLS where it names
+## prebuilt ones, else built from the Go module proxy: hack/gitops-assets.sh)
+NODE_ENV = GLANCE_KRM_NODE_ASSETS="$$(CACHE=$(CACHE) bash hack/node-assets.sh)" \
 	GLANCE_KRM_GITOPS_ASSETS="$$(CACHE=$(CACHE) bash hack/gitops-assets.sh)" \
-	$(ROOTFS_NODE) $(call rootfs_var,gitops,GITOPS) \
-	  go test $(GO_TEST_FLAGS) -p 1 -tags e2e -v -timeout 40m -run 'TestGitOps|TestNetworkPolicies' ./internal/testenv/node/ ./tests/node/
+	$(ROOTFS_NODE) $(call rootfs_var,gitops,GITOPS)
+e2e-node: build image $(KUSTOMIZE) $(VERSITYGW) deps-node rootfs
+	$(NODE_ENV) go test $(GO_TEST_FLAGS) -p 1 -parallel 8 -tags e2e -v -timeout 50m ./internal/testenv/node/ ./tests/node/
+
+## e2e-gitops: e2e-node's engines only (Argo CD and Flux, on a node
+## enforcing NetworkPolicies); make test runs them inside e2e-node
+e2e-gitops: build image $(KUSTOMIZE) $(VERSITYGW) deps-node rootfs
+	$(NODE_ENV) GLANCE_KRM_NODE_ONLY=argocd,flux \
+	  go test $(GO_TEST_FLAGS) -p 1 -parallel 8 -tags e2e -v -timeout 40m -run TestNode ./tests/node/
 
 ## bench-node: e2e-node, writing its figures (per release: apply to
 ## Available, db-sync, a default flip's rollout and failed requests; the
 ## node's start and memory) into BENCHMARKS.md (not in make test)
 bench-node: build image $(KUSTOMIZE) $(VERSITYGW) deps-node rootfs
-	GLANCE_KRM_NODE_ASSETS="$$(CACHE=$(CACHE) bash hack/node-assets.sh)" $(ROOTFS_NODE) GLANCE_KRM_NODE_BENCH=$(CURDIR)/BENCHMARKS.md \
-	  go test -count=1 -parallel 5 -tags e2e -v -timeout 40m -run TestNode ./tests/node/
+	$(NODE_ENV) GLANCE_KRM_NODE_BENCH=$(CURDIR)/BENCHMARKS.md \
+	  go test -count=1 -parallel 8 -tags e2e -v -timeout 40m -run TestNode ./tests/node/
 
 ## e2e-chainsaw: the contract's four chainsaw suites against a real API
 ## server, with the controller running as a process under its own RBAC

@@ -2,6 +2,7 @@ package glance
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -36,21 +37,57 @@ type Schema struct {
 // the schema is at, in the words explain and kpt use (v1alpha1.Problem):
 // a downgrade, or a skip other than SLURP to SLURP, is refused; a valid
 // upgrade waits for its Job; the schema at the spec's release is synced.
+//
+// The schema's release moves only along valid paths: from the status's
+// installedRelease (the release the controller last saw it reach), each
+// newer release a completed Job migrated to, oldest first. A completed Job
+// whose release that path cannot reach has already migrated the schema
+// over a release (under a GitOps engine the Glance is applied after its
+// Jobs, so the skip is seen only once its db-sync ran): that is refused
+// too, naming the Job, and installedRelease stays where the valid path
+// ended, so the refusal holds until someone looks (docs/day2.md).
 func JudgeSchema(g *v1alpha1.Glance, jobs []batchv1.Job) Schema {
 	installed, job := "", ""
 	if newer(g.Status.InstalledRelease, "") {
 		installed = g.Status.InstalledRelease
 	}
+	// The first completed Job by name of each release, for stable messages.
+	byRelease := map[string]string{}
 	for i := range jobs {
 		j := &jobs[i]
 		release := j.Annotations[v1alpha1.AnnotationRelease]
-		if j.Labels[v1alpha1.LabelGlance] != g.Name || !completed(j) {
+		if j.Labels[v1alpha1.LabelGlance] != g.Name || !completed(j) || !newer(release, "") {
 			continue
 		}
-		// The newest release; among the Jobs of it, the first by name, so
-		// that the message names the same Job on every reconcile.
-		if newer(release, installed) || (release == installed && (job == "" || j.Name < job)) {
-			installed, job = release, j.Name
+		if first, ok := byRelease[release]; !ok || j.Name < first {
+			byRelease[release] = j.Name
+		}
+	}
+	if installed == "" {
+		// Nothing seen before: the newest completed Job's release.
+		for release, name := range byRelease {
+			if installed == "" || newer(release, installed) {
+				installed, job = release, name
+			}
+		}
+	} else {
+		job = byRelease[installed]
+		later := slices.SortedFunc(maps.Keys(byRelease), func(a, b string) int {
+			if newer(a, b) {
+				return 1
+			}
+			return -1
+		})
+		for _, release := range later {
+			if !newer(release, installed) {
+				continue
+			}
+			if reason, message := v1alpha1.Problem(installed, release); reason != "" {
+				c := conditions.Condition{Type: v1alpha1.ConditionDatabaseReady, Reason: reason,
+					Message: fmt.Sprintf("Job %q migrated the database schema from %s (status.installedRelease) to %s: %s", byRelease[release], installed, release, message)}
+				return Schema{Installed: installed, Condition: &c, Refused: true}
+			}
+			installed, job = release, byRelease[release]
 		}
 	}
 	if installed == "" {

@@ -32,8 +32,9 @@ func manageJob(glance, name, release string, done bool) batchv1.Job {
 }
 
 // TestJudgeSchema: the newest completed glance-manage Job of the Glance
-// (or the status, when newer) is the installed release; the spec's
-// release is judged against it with the release rule's reasons.
+// (or the status, when newer) is the installed release, reached from the
+// status only along valid paths; the spec's release is judged against it
+// with the release rule's reasons.
 func TestJudgeSchema(t *testing.T) {
 	for name, tc := range map[string]struct {
 		spec, status string
@@ -77,6 +78,21 @@ func TestJudgeSchema(t *testing.T) {
 			jobs:      []batchv1.Job{manageJob("glance", "a", "2026.1", true)},
 			installed: "2026.1", reason: v1alpha1.ReasonDatabaseSynced},
 		"a status that is no release is ignored": {spec: "2025.2", status: "zed"},
+		// Under a GitOps engine the Glance is applied after its Jobs: the
+		// skip is seen once its db-sync has run, and stays refused.
+		"a Job that skipped a release, though the spec now matches it": {spec: "2026.2", status: "2025.2",
+			jobs:      []batchv1.Job{manageJob("glance", "glance-db-sync-skip", "2026.2", true)},
+			installed: "2025.2", reason: v1alpha1.ReasonUpgradePathInvalid, refused: true,
+			says: `Job "glance-db-sync-skip" migrated the database schema from 2025.2 (status.installedRelease) to 2026.2: openStackRelease jumps from 2025.2 to 2026.2 over 2026.1`},
+		"each release in turn, whatever the Jobs' order": {spec: "2026.2", status: "2025.2",
+			jobs:      []batchv1.Job{manageJob("glance", "b", "2026.2", true), manageJob("glance", "a", "2026.1", true)},
+			installed: "2026.2", reason: v1alpha1.ReasonDatabaseSynced, says: `Job "b"`},
+		"SLURP to SLURP by one Job": {spec: "2026.1", status: "2025.1",
+			jobs:      []batchv1.Job{manageJob("glance", "a", "2026.1", true)},
+			installed: "2026.1", reason: v1alpha1.ReasonDatabaseSynced},
+		"the valid path ends before the skip": {spec: "2027.2", status: "2025.2",
+			jobs:      []batchv1.Job{manageJob("glance", "a", "2026.1", true), manageJob("glance", "c", "2027.2", true)},
+			installed: "2026.1", reason: v1alpha1.ReasonUpgradePathInvalid, refused: true, says: `Job "c" migrated the database schema from 2026.1`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := &v1alpha1.Glance{ObjectMeta: metav1.ObjectMeta{Name: "glance"}}

@@ -127,7 +127,9 @@ func runArgo(t *testing.T, s *scenario, repo *gitRepo, chain []release) {
 	s.check("both stores listed through the Service, the default flagged", false, s.listStores)
 	s.check("uploads land in each store's bucket and download byte-identical", false, s.uploads)
 	s.check("the controller writes Ready, BackendsReady and DatabaseReady on the live objects", false, s.controllerReady)
-	s.check("no drift: 2 minutes of refreshes (one hard: the plugin renders again), Synced throughout, no sync operation", false, a.noDrift)
+	s.check("the autoscaler computes: ScalingActive=True", false, s.autoscaler)
+	s.check("8 long downloads and 8 long uploads at once: probes pass, no restart", false, s.underLoad)
+	s.check("no drift: 2 minutes of hard refreshes (the plugin renders again each time), Synced throughout, no sync operation; the refresh cost against plain YAML measured meanwhile", false, a.noDrift)
 	s.check("a failing db-sync (a wrong database password committed) fails the sync: no new ReplicaSet, the old pods serve; the fix commit recovers", false, a.failingDBSync)
 	s.check("a default flip as a commit: Synced and Healthy, an old pod's ConfigMap there while it runs, the old copies pruned after", false, a.flip)
 	for _, to := range chain {
@@ -166,6 +168,7 @@ func (a *argoApp) refresh(t *testing.T, kind string) {
 }
 
 func (a *argoApp) day1(t *testing.T) {
+	defer hold(deploySlots)()
 	a.s.prepare(t)
 	first := a.commit(t, "day 1: "+a.s.rel.name)
 	a.loop = a.s.startLoopWhenAvailable(t)
@@ -288,18 +291,22 @@ func (a *argoApp) loopClean(t *testing.T) {
 	loopClean(t, l, "Argo CD", a.s.rel.name)
 }
 
-// noDrift: for two minutes of refreshes nothing is OutOfSync and no sync
-// operation starts (selfHeal would otherwise hide a drift by syncing it
-// away).
+// noDrift: for two minutes of hard refreshes (the plugin renders again
+// each time) nothing is OutOfSync and no sync operation starts (selfHeal
+// would otherwise hide a drift by syncing it away). Each is followed by
+// one of the plain-YAML Application, for the refresh cost.
 func (a *argoApp) noDrift(t *testing.T) {
+	defer a.plainApp(t)()
 	before, err := a.status(t)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.refresh(t, "hard")
-	end := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(end) {
-		time.Sleep(10 * time.Second)
+	since := time.Now().Add(-time.Second)
+	took := map[string][]int{}
+	for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); {
+		for _, name := range []string{"glance", "glance-plain"} {
+			took[name] = append(took[name], a.hardRefresh(t, name, since))
+		}
 		st, err := a.status(t)
 		if err != nil {
 			t.Fatal(err)
@@ -310,8 +317,9 @@ func (a *argoApp) noDrift(t *testing.T) {
 		if st.started != before.started {
 			t.Fatalf("a sync operation started at %s with nothing committed: %+v", st.started, st)
 		}
-		a.refresh(t, "normal")
+		time.Sleep(5 * time.Second)
 	}
+	refreshCost(t, took)
 }
 
 // flip commits the default store's flip and watches the rollout: every
@@ -324,6 +332,7 @@ func (a *argoApp) flip(t *testing.T) {
 		old[mountedConfigMap(p)] = true
 	}
 	flipDefault(t, filepath.Join(a.s.dir, "glance.yaml"))
+	defer hold(rolloutSlots)()
 	began := a.commit(t, "flip the default store")
 	var missing []string
 	testenv.Eventually(t, 10*time.Minute, 300*time.Millisecond, "the flip synced", func() error {
@@ -377,6 +386,7 @@ func (a *argoApp) failingDBSync(t *testing.T) {
 	})
 	a.s.sameReplicaSets(t, before)
 	a.s.wrongDatabasePassword(t, false)
+	defer hold(rolloutSlots)()
 	a.commit(t, "the right database password again")
 	a.waitSynced(t, 10*time.Minute)
 	a.s.sameReplicaSets(t, before)
@@ -391,6 +401,7 @@ func (a *argoApp) upgrade(to release) func(t *testing.T) {
 		a.images = append(a.images, a.s.writeImages(t, "before-"+to.name)...)
 		finish := a.s.watchMixedWindow(t, glanceImage+":"+from.name, glanceImage+":"+to.name, a.images)
 		a.s.upgradeTo(t, to)
+		defer hold(rolloutSlots)()
 		began := a.commit(t, "upgrade to "+to.name)
 		a.waitSynced(t, 15*time.Minute)
 		w := finish()

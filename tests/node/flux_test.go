@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -84,7 +85,9 @@ func runFlux(t *testing.T, s *scenario) {
 	s.check("uploads land in each store's bucket and download byte-identical", false, s.uploads)
 	s.check("the controller writes Ready, BackendsReady and DatabaseReady on the live objects", false, s.controllerReady)
 	s.check("a failing db-sync (a wrong database password published) stops the chain: no new ReplicaSet, the old pods serve; the fix recovers", false, f.failingDBSync)
+	s.check("8 long downloads and 8 long uploads at once: probes pass, no restart", false, s.underLoad)
 	s.check("a default flip as a publication: Ready again, an old pod's ConfigMap there while it runs", false, f.flip)
+	s.check("a skipped release published (2025.2 straight to 2026.2): the Glance Stalled with UpgradePathInvalid naming the Job, the last step not Ready", false, f.skippedRelease)
 	s.check("the client loop from the first Available: zero failed requests", false, func(t *testing.T) {
 		l := f.loop
 		f.loop = nil
@@ -130,6 +133,7 @@ func (f *fluxApp) publish(t *testing.T) time.Time {
 }
 
 func (f *fluxApp) day1(t *testing.T) {
+	defer hold(deploySlots)()
 	f.s.prepare(t)
 	makeBuckets(t, f.s.s3, fluxBucket)
 	first := f.publish(t)
@@ -221,6 +225,7 @@ func readyAt(u *unstructured.Unstructured, revision string) bool {
 }
 
 func (f *fluxApp) flip(t *testing.T) {
+	defer hold(rolloutSlots)()
 	oldPods := f.s.apiPods(t)
 	flipDefault(t, filepath.Join(f.s.dir, "glance.yaml"))
 	began := f.publish(t)
@@ -267,6 +272,7 @@ func (f *fluxApp) failingDBSync(t *testing.T) {
 	})
 	f.s.sameReplicaSets(t, before)
 	f.s.wrongDatabasePassword(t, false)
+	defer hold(rolloutSlots)()
 	f.publish(t)
 	f.waitReady(t, 10*time.Minute)
 	f.s.sameReplicaSets(t, before)
@@ -283,4 +289,62 @@ func failedHealth(u *unstructured.Unstructured) bool {
 		}
 	}
 	return false
+}
+
+// skippedRelease publishes the Glance at a release two steps on: Flux
+// applies it (nothing in a stateless build knows the schema's release),
+// the db-sync Job of the skipped-to release runs, and the controller,
+// which saw the schema at the old release, refuses the jump: the Glance is
+// Stalled, which the last step's healthCheckExprs call failed.
+func (f *fluxApp) skippedRelease(t *testing.T) {
+	from, to := f.s.rel.name, skipFrom(t, f.s.rel.name)
+	defer hold(rolloutSlots)()
+	f.s.upgradeTo(t, releaseIn(t, releases, to, f.s.rel.id))
+	f.publish(t)
+	says := "migrated the database schema from " + from + " (status.installedRelease) to " + to
+	testenv.Eventually(t, 8*time.Minute, 2*time.Second, "the Glance Stalled and not Ready", func() error {
+		c := f.s.conditions(t, "glances", "glance")
+		stalled, ready := c["Stalled"], c["Ready"]
+		if stalled.Status != metav1.ConditionTrue || !strings.Contains(stalled.Message, says) ||
+			ready.Status != metav1.ConditionFalse || ready.Reason != "UpgradePathInvalid" {
+			return fmt.Errorf("Stalled %+v, Ready %+v", stalled, ready)
+		}
+		t.Logf("the Glance: %s", stalled.Message)
+		return nil
+	})
+	testenv.Eventually(t, 5*time.Minute, 2*time.Second, "Kustomization "+fluxSteps[2]+" failed on the Glance", func() error {
+		k, err := f.s.resource(t, fluxKustomizations, "flux-system", fluxSteps[2])
+		if err != nil {
+			return err
+		}
+		if readyAt(k, "") || !failedHealth(k) {
+			return fmt.Errorf("%s: %v", fluxSteps[2], k.Object["status"])
+		}
+		t.Logf("Flux: %s", readyMessage(k))
+		return nil
+	})
+}
+
+// skipFrom is the release two series after from, which skips one.
+func skipFrom(t *testing.T, from string) string {
+	t.Helper()
+	for i, name := range upgradeChain {
+		if name == from && i+2 < len(upgradeChain) {
+			return upgradeChain[i+2]
+		}
+	}
+	t.Fatalf("no release two series after %s in %v", from, upgradeChain)
+	return ""
+}
+
+// readyMessage is an object's Ready condition's message.
+func readyMessage(u *unstructured.Unstructured) string {
+	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conditions {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Ready" {
+			return fmt.Sprint(m["message"])
+		}
+	}
+	return ""
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,10 +20,10 @@ import (
 	"github.com/c5c3/glance-krm/internal/testenv/node"
 )
 
-// The GitOps engines' scenarios (make e2e-gitops): Argo CD and Flux, each
-// installed from its upstream manifests on a node of its own, sync
-// glance-krm's output from commits the test makes, with a client looping
-// through the Service from the first Available to the end.
+// The GitOps engines' part of TestNode: Argo CD and Flux, each installed
+// from its upstream manifests, sync glance-krm's output from commits the
+// test makes, with a client looping through the Service from the first
+// Available to the end.
 
 // fluxRelease is the release Flux's Glance runs; Argo CD's goes through
 // upgradeChain (docs/proven.md says which engine covers which release).
@@ -41,88 +40,9 @@ type gitopsTools struct {
 
 func findGitopsTools(t *testing.T) gitopsTools {
 	return gitopsTools{
-		dir:    testenv.Env(t, node.GitOpsAssetsEnv, "make e2e-gitops"),
-		rootfs: testenv.Env(t, "GLANCE_ROOTFS_GITOPS", "make e2e-gitops"),
+		dir:    testenv.Env(t, node.GitOpsAssetsEnv, "make e2e-node"),
+		rootfs: testenv.Env(t, "GLANCE_ROOTFS_GITOPS", "make e2e-node"),
 	}
-}
-
-// TestGitOps is the engines' whole scenario: one node running both, each
-// syncing a Glance of its own, one after the other (the node has two
-// cores).
-func TestGitOps(t *testing.T) {
-	tools := findGitopsTools(t)
-	argo, flux := releaseNamed(t, upgradeChain[0], "argocd"), releaseNamed(t, fluxRelease, "flux")
-	var chain []release
-	for _, name := range upgradeChain[1:] {
-		chain = append(chain, releaseNamed(t, name, "argocd"))
-	}
-	n, scenarios := engineNode(t, []release{argo, flux}, chain, func(t *testing.T) []string {
-		return append(argoImages(t, tools), fluxImages(t, tools)...)
-	})
-	repo := newGitRepo(t)
-	installArgoCD(t, n, tools, repo)
-	installFlux(t, n, tools)
-	gitopsBench.memory = n.Memory()
-	t.Run("argocd", func(t *testing.T) { runArgo(t, scenarios[0], repo, chain) })
-	t.Run("flux", func(t *testing.T) { runFlux(t, scenarios[1]) })
-	t.Logf("the engines' figures:\n%s", gitopsBench)
-}
-
-// engineNode starts a node with what every engine's scenario needs: the
-// releases' glance images (and those of the releases they upgrade to), the infrastructure, glance-krm's CRDs and its
-// controller, metrics-server, and the engines' own images; a scenario per
-// release, its namespace not created yet.
-func engineNode(t *testing.T, rels, later []release, engineImages func(*testing.T) []string) (*node.Node, []*scenario) {
-	t.Helper()
-	assets := node.FindAssets(t)
-	images := append(slices.Clone(rels), later...)
-	for i := range images {
-		images[i].rootfs = testenv.Env(t, images[i].env, "make e2e-gitops")
-	}
-	archives, infra := buildImages(t, images)
-	archives = append(archives, engineImages(t)...)
-	n := node.Start(t, assets)
-	if err := n.Import(archives...); err != nil {
-		t.Fatal(err)
-	}
-	dbs := map[string]string{}
-	for _, r := range rels {
-		dbs[database(r)] = dbUser
-	}
-	installInfra(t, n, infra, dbs, dbPassword)
-	s3 := s3Client(t, n)
-	for _, r := range rels {
-		makeBuckets(t, s3, bucket(r, 1), bucket(r, 2))
-	}
-	if _, err := n.Kubectl(nil, "apply", "--server-side", "-f", filepath.Join(testenv.RepoRoot(), "krm", "crds")); err != nil {
-		t.Fatal(err)
-	}
-	kustomize := testenv.Kustomize(t)
-	installController(t, n, kustomize)
-	if err := n.InstallMetricsServer(node.Cache()); err != nil {
-		t.Fatal(err)
-	}
-	var out []*scenario
-	for _, r := range rels {
-		s := &scenario{t: t, n: n, rel: r, s3: s3, kustomize: kustomize, fnBin: testenv.FunctionBinary(t)}
-		s.ns = namespace(r)
-		s.glance = &glanceClient{url: "http://glance." + s.ns + ".svc:9292", http: n.HTTPClient(5 * time.Minute)}
-		out = append(out, s)
-	}
-	return n, out
-}
-
-// releaseNamed is the release of krm/catalogs of that name, its Glance
-// named after the engine that runs it.
-func releaseNamed(t *testing.T, name, engine string) release {
-	for _, r := range releases {
-		if r.name == name {
-			r.id = engine
-			return r
-		}
-	}
-	t.Fatalf("no release %s", name)
-	return release{}
 }
 
 // installManifests builds a folder of tests/node/testdata (with files

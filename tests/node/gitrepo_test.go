@@ -65,3 +65,15 @@ func (g *gitRepo) commit(t *testing.T, path string, files map[string][]byte, mes
 	g.git(t, g.work, "push", "-q", "origin", "main")
 	return g.git(t, g.work, "rev-parse", "HEAD")
 }
+
+// sibling is another repository beside g, under the same mounted folder
+// (/git/<name>.git in the pod).
+func (g *gitRepo) sibling(t *testing.T, name string) *gitRepo {
+	t.Helper()
+	root := filepath.Dir(g.bare)
+	s := &gitRepo{bare: filepath.Join(root, name+".git"), work: filepath.Join(root, name+"-work")}
+	s.git(t, root, "init", "-q", "--bare", "-b", "main", s.bare)
+	s.git(t, root, "init", "-q", "-b", "main", s.work)
+	s.git(t, s.work, "remote", "add", "origin", s.bare)
+	return s
+}

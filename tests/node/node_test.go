@@ -36,35 +36,60 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestNode is the whole scenario: one node, every release side by side in
-// its own namespace.
+// TestNode is the whole scenario, on one node enforcing NetworkPolicies
+// (kube-router): the plain-kubectl door for the releases no engine runs,
+// the store drain behind Keystone, and Argo CD and Flux each syncing a
+// Glance of its own from commits, all side by side in their namespaces
+// (docs/proven.md says which part covers which release).
 func TestNode(t *testing.T) {
 	assets := node.FindAssets(t)
+	tools := findGitopsTools(t)
 	kustomize := testenv.Kustomize(t)
 	fnBin := testenv.FunctionBinary(t)
-	var rels []release
-	only := os.Getenv("GLANCE_KRM_NODE_ONLY") // a debugging aid: some releases only
-	for _, r := range releases {
-		if only != "" && !slices.Contains(strings.Split(only, ","), r.name) {
-			continue
-		}
-		r.rootfs = testenv.Env(t, r.env, "make e2e-node")
-		rels = append(rels, r)
+	only := strings.Split(os.Getenv("GLANCE_KRM_NODE_ONLY"), ",") // a debugging aid: some parts only
+	runs := func(part string) bool { return only[0] == "" || slices.Contains(only, part) }
+
+	// Every release's image: the kubectl door's, the drain's and the
+	// engines' (Argo CD's Glance goes through all of upgradeChain).
+	all := slices.Clone(releases)
+	for i := range all {
+		all[i].rootfs = testenv.Env(t, all[i].env, "make e2e-node")
 	}
-	start := time.Now()
-	archives, infra := buildImages(t, rels)
-	// The store drain runs behind Keystone, in a Glance of its own.
+	var door []release
+	for _, r := range all {
+		if slices.Contains(kubectlReleases, r.name) && runs(r.name) {
+			door = append(door, r)
+		}
+	}
 	var drain []release
+	if runs("drain") {
+		drain = append(drain, drainVariant(releaseIn(t, all, drainRelease, "")))
+	}
+	var engines []release // Argo CD's first, then Flux's
+	if runs("argocd") {
+		engines = append(engines, releaseIn(t, all, upgradeChain[0], "argocd"))
+	}
+	if runs("flux") {
+		engines = append(engines, releaseIn(t, all, fluxRelease, "flux"))
+	}
+	var chain []release
+	for _, name := range upgradeChain[1:] {
+		chain = append(chain, releaseIn(t, all, name, "argocd"))
+	}
+
+	start := time.Now()
+	archives, infra := buildImages(t, all)
 	var keystone string
-	if i := slices.IndexFunc(rels, func(r release) bool { return r.name == drainRelease }); i >= 0 {
-		drain = append(drain, drainVariant(rels[i]))
+	if len(drain) > 0 {
 		var archive string
 		keystone, archive = keystoneImage(t)
 		archives = append(archives, archive)
 	}
+	archives = append(archives, argoImages(t, tools)...)
+	archives = append(archives, fluxImages(t, tools)...)
 	bench.images = time.Since(start)
 
-	n := node.Start(t, assets)
+	n := node.StartWith(t, assets, node.Options{KubeRouter: node.FindKubeRouter(t)})
 	bench.nodeReady = n.Ready
 	start = time.Now()
 	if err := n.Import(archives...); err != nil {
@@ -72,13 +97,14 @@ func TestNode(t *testing.T) {
 	}
 	bench.imported = time.Since(start)
 
+	glances := slices.Concat(door, drain, engines)
 	dbs := map[string]string{}
-	for _, r := range append(slices.Clone(rels), drain...) {
+	for _, r := range glances {
 		dbs[database(r)] = dbUser
 	}
 	installInfra(t, n, infra, dbs, dbPassword)
 	s3 := s3Client(t, n)
-	for _, r := range append(slices.Clone(rels), drain...) {
+	for _, r := range glances {
 		makeBuckets(t, s3, bucket(r, 1), bucket(r, 2))
 	}
 	var ks *keystoneClient
@@ -92,28 +118,76 @@ func TestNode(t *testing.T) {
 	if err := n.InstallMetricsServer(node.Cache()); err != nil {
 		t.Fatal(err)
 	}
+	var repo *gitRepo
+	if runs("argocd") {
+		repo = newGitRepo(t)
+		installArgoCD(t, n, tools, repo)
+	}
+	if runs("flux") {
+		installFlux(t, n, tools)
+	}
+	gitopsBench.memory = n.Memory()
+	scenarioOf := func(t *testing.T, r release) *scenario {
+		return &scenario{t: t, n: n, rel: r, s3: s3, kustomize: kustomize, fnBin: fnBin}
+	}
 	t.Run("releases", func(t *testing.T) {
-		for _, r := range rels {
+		for _, r := range door {
 			t.Run(r.name, func(t *testing.T) {
 				t.Parallel()
-				s := &scenario{t: t, n: n, rel: r, s3: s3, kustomize: kustomize, fnBin: fnBin}
-				s.run()
+				scenarioOf(t, r).run()
 			})
 		}
 		for _, r := range drain {
 			t.Run(r.name+"-drain", func(t *testing.T) {
 				t.Parallel()
-				s := &scenario{t: t, n: n, rel: r, s3: s3, kustomize: kustomize, fnBin: fnBin, keystone: ks}
+				s := scenarioOf(t, r)
+				s.keystone = ks
 				s.runDrain()
+			})
+		}
+		for _, r := range engines {
+			t.Run(r.id, func(t *testing.T) {
+				t.Parallel()
+				s := scenarioOf(t, r)
+				s.ns = namespace(r)
+				s.glance = &glanceClient{url: "http://glance." + s.ns + ".svc:9292", http: n.HTTPClient(5 * time.Minute)}
+				if r.id == "argocd" {
+					runArgo(t, s, repo, chain)
+				} else {
+					runFlux(t, s)
+				}
 			})
 		}
 	})
 	bench.memory = n.Memory()
 	if out := os.Getenv("GLANCE_KRM_NODE_BENCH"); out != "" {
-		if err := bench.write(out, rels); err != nil {
+		if err := bench.write(out, door); err != nil {
 			t.Error(err)
 		}
 	}
+	t.Logf("the engines' figures:\n%s", gitopsBench)
+}
+
+// kubectlReleases are the releases the plain-kubectl door runs: the one
+// no engine's Glance does (2022.2), and the two under uWSGI (2026.1 from
+// the release tarballs, 2026.2 Debian's), whose load, graceful stop and
+// disabled store the engines' rollouts do not measure.
+var kubectlReleases = []string{"2022.2", "2026.1", "2026.2"}
+
+// releaseIn is the release of that name, its Glance named id (its
+// namespace, database and buckets) when id is not empty.
+func releaseIn(t *testing.T, rels []release, name, id string) release {
+	t.Helper()
+	for _, r := range rels {
+		if r.name == name {
+			if id != "" {
+				r.id = id
+			}
+			return r
+		}
+	}
+	t.Fatalf("no release %s", name)
+	return release{}
 }
 
 // The database account every release's Glance uses (credentials.yaml).

@@ -97,6 +97,12 @@ func (b *engineBench) record(engine, release, what string, took time.Duration) {
 	b.lines = append(b.lines, fmt.Sprintf("%s, %s, %s: commit to healthy in %s", engine, release, what, took.Round(time.Second)))
 }
 
+func (b *engineBench) add(line string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lines = append(b.lines, line)
+}
+
 func (b *engineBench) requests(engine, release string, ok, failed int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

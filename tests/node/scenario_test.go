@@ -112,7 +112,7 @@ func hold(slots chan struct{}) func() {
 // rotationRelease is where credential rotation is shown: the mechanism
 // (the init container reads the Secrets at pod start) is the same on
 // every release.
-const rotationRelease = "2025.2"
+const rotationRelease = "2026.1"
 
 // prepare writes examples/node for this release into s.dir (the later
 // checks change and render it again), creates the namespace and applies

@@ -101,8 +101,10 @@ func (s *scenario) watchMixedWindow(t *testing.T, oldImage, newImage string, ima
 	}
 }
 
-// readThrough reads every image through each pod, and writes one through
-// the new pod that the old pod must read.
+// readThrough writes an image through the new pod that the old pod must
+// read, and reads every image through each pod: the old pod first, which
+// the rollout stops as soon as the new one is ready (its preStop hook
+// keeps it serving a few seconds more).
 func (s *scenario) readThrough(t *testing.T, images []stored, oldPod, newPod *corev1.Pod) []string {
 	ctx, cancel := withTimeout(2 * time.Minute)
 	defer cancel()
@@ -110,6 +112,13 @@ func (s *scenario) readThrough(t *testing.T, images []stored, oldPod, newPod *co
 		return &glanceClient{url: "http://" + p.Status.PodIP + ":9292", http: s.n.HTTPClient(0)}
 	}
 	var failures []string
+	data := randomBytes(t, 256<<10)
+	id, err := client(newPod).roundTrip(ctx, "mixed-window", data, "secondary")
+	if err != nil {
+		failures = append(failures, fmt.Sprintf("an upload through the new pod %s: %v", newPod.Name, err))
+	} else if sum, _, err := client(oldPod).sum(ctx, id); err != nil || sum != sha256.Sum256(data) {
+		failures = append(failures, fmt.Sprintf("image %s written by the new pod %s, read through the old pod %s: %v", id, newPod.Name, oldPod.Name, err))
+	}
 	for _, p := range []*corev1.Pod{oldPod, newPod} {
 		for _, img := range images {
 			sum, _, err := client(p).sum(ctx, img.id)
@@ -117,14 +126,6 @@ func (s *scenario) readThrough(t *testing.T, images []stored, oldPod, newPod *co
 				failures = append(failures, fmt.Sprintf("image %s (%s) through pod %s (%s): %v", img.id, img.store, p.Name, glanceImageOf(*p), err))
 			}
 		}
-	}
-	data := randomBytes(t, 256<<10)
-	id, err := client(newPod).roundTrip(ctx, "mixed-window", data, "secondary")
-	if err != nil {
-		return append(failures, fmt.Sprintf("an upload through the new pod %s: %v", newPod.Name, err))
-	}
-	if sum, _, err := client(oldPod).sum(ctx, id); err != nil || sum != sha256.Sum256(data) {
-		failures = append(failures, fmt.Sprintf("image %s written by the new pod %s, read through the old pod %s: %v", id, newPod.Name, oldPod.Name, err))
 	}
 	return failures
 }

@@ -9,5 +9,5 @@ build() { bash "$HERE/rootfs.sh" "$1" > /dev/null || { echo "rootfs-all: $1 fail
 pair() { build "$1" & local a=$!; build "$2" & local b=$!; wait "$a"; local ra=$?; wait "$b" && return "$ra"; }
 pair trixie bookworm
 pair sid infra
-build keystone
+pair keystone gitops
 pair 2025.2 2026.1
