@@ -94,6 +94,17 @@ func JudgeSchema(g *v1alpha1.Glance, jobs []batchv1.Job) Schema {
 		return firstSync(g, jobs)
 	}
 	want := g.Spec.OpenStackRelease
+	// An upgrade in flight under a GitOps engine: its Jobs ran before the
+	// Glance saying the new release is applied (Argo CD's last wave,
+	// Flux's last step). The spec is still the release the controller last
+	// saw, so nothing went down: the schema is ahead of a spec that is
+	// about to follow, and the status waits for it (moved on now, it would
+	// call the spec a downgrade until then).
+	if seen := g.Status.InstalledRelease; want == seen && newer(installed, seen) {
+		c := conditions.Condition{Type: v1alpha1.ConditionDatabaseReady, Reason: v1alpha1.ReasonDBSyncInProgress,
+			Message: fmt.Sprintf("the database schema is at %s (Job %q), ahead of spec.openStackRelease %s: an upgrade whose Glance is applied after its Jobs", installed, job, want)}
+		return Schema{Installed: seen, Condition: &c}
+	}
 	c := conditions.Condition{Type: v1alpha1.ConditionDatabaseReady}
 	by := "status.installedRelease"
 	if job != "" {

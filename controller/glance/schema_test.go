@@ -84,6 +84,11 @@ func TestJudgeSchema(t *testing.T) {
 			jobs:      []batchv1.Job{manageJob("glance", "glance-db-sync-skip", "2026.2", true)},
 			installed: "2025.2", reason: v1alpha1.ReasonUpgradePathInvalid, refused: true,
 			says: `Job "glance-db-sync-skip" migrated the database schema from 2025.2 (status.installedRelease) to 2026.2: openStackRelease jumps from 2025.2 to 2026.2 over 2026.1`},
+		// and its upgrade's Jobs run before the Glance says the release.
+		"an upgrade's Job before its Glance: ahead, not a downgrade": {spec: "2025.1", status: "2025.1",
+			jobs:      []batchv1.Job{manageJob("glance", "glance-db-sync-new", "2025.2", true)},
+			installed: "2025.1", reason: v1alpha1.ReasonDBSyncInProgress,
+			says: `the database schema is at 2025.2 (Job "glance-db-sync-new"), ahead of spec.openStackRelease 2025.1`},
 		"each release in turn, whatever the Jobs' order": {spec: "2026.2", status: "2025.2",
 			jobs:      []batchv1.Job{manageJob("glance", "b", "2026.2", true), manageJob("glance", "a", "2026.1", true)},
 			installed: "2026.2", reason: v1alpha1.ReasonDatabaseSynced, says: `Job "b"`},

@@ -136,6 +136,7 @@ func runArgo(t *testing.T, s *scenario, repo *gitRepo, chain []release) {
 		s.check("an upgrade from "+s.rel.name+" as one commit under traffic: db-sync before the new pods, db-contract after the old are gone, every image read through a pod of each release in the mixed window", true, a.upgrade(to))
 	}
 	s.check("the client loop from the first Available: zero failed requests", false, a.loopClean)
+	s.check("a downgrade committed ("+s.rel.name+" back to the release before): the Glance Stalled with DowngradeNotSupported, Degraded in Argo CD naming it", false, a.downgrade)
 }
 
 // appFiles is the app folder of the repository: the Glance and its
@@ -417,5 +418,49 @@ func (a *argoApp) upgrade(to release) func(t *testing.T) {
 			t.Errorf("in the mixed window %s → %s: %s", from.name, to.name, f)
 		}
 		a.s.controllerReady(t)
+	}
+}
+
+// downgrade commits the Glance at the release before the one it runs: a
+// kustomize build cannot know the schema's release, so Argo CD applies
+// it (the db-sync of a release whose migrations are the same is a no-op,
+// and the pods roll back), and health stops it: the controller refuses
+// the path from status.installedRelease, the Glance is Stalled, and Argo
+// CD's health check calls it Degraded with the controller's words.
+func (a *argoApp) downgrade(t *testing.T) {
+	from := a.s.rel.name
+	i := slices.Index(upgradeChain, from)
+	if i < 1 {
+		t.Fatalf("no release before %s in %v", from, upgradeChain)
+	}
+	to := upgradeChain[i-1]
+	defer hold(rolloutSlots)()
+	a.s.upgradeTo(t, releaseIn(t, releases, to, a.s.rel.id))
+	a.commit(t, "back to "+to)
+	says := "goes down from " + from + " to " + to
+	testenv.Eventually(t, 10*time.Minute, 2*time.Second, "Application glance Degraded on the Glance", func() error {
+		st, err := a.status(t)
+		if err != nil {
+			return err
+		}
+		u, err := a.s.resource(t, applications, "argocd", "glance")
+		if err != nil {
+			return err
+		}
+		resources, _, _ := unstructured.NestedSlice(u.Object, "status", "resources")
+		for _, r := range resources {
+			m, _ := r.(map[string]any)
+			health, _ := m["health"].(map[string]any)
+			if m["kind"] == "Glance" && st.revision == a.sha && st.health == "Degraded" &&
+				health["status"] == "Degraded" && strings.Contains(fmt.Sprint(health["message"]), says) {
+				t.Logf("Argo CD: the Glance %s: %v", health["status"], health["message"])
+				return nil
+			}
+		}
+		return fmt.Errorf("%+v", st)
+	})
+	c := a.s.conditions(t, "glances", "glance")["Stalled"]
+	if c.Status != metav1.ConditionTrue || c.Reason != "DowngradeNotSupported" {
+		t.Errorf("the Glance's Stalled is %+v, want True with DowngradeNotSupported", c)
 	}
 }
