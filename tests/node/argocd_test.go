@@ -393,31 +393,12 @@ func (a *argoApp) failingDBSync(t *testing.T) {
 	a.s.sameReplicaSets(t, before)
 }
 
-// upgrade commits the Glance at release to and watches the rollout: in the
-// mixed window every image written so far reads through a pod of each
-// release, and one the new pod writes reads through the old one.
+// upgrade commits the Glance at release to, under traffic
+// (scenario.upgradeThrough).
 func (a *argoApp) upgrade(to release) func(t *testing.T) {
 	return func(t *testing.T) {
-		from := a.s.rel
-		a.images = append(a.images, a.s.writeImages(t, "before-"+to.name)...)
-		finish := a.s.watchMixedWindow(t, glanceImage+":"+from.name, glanceImage+":"+to.name, a.images)
-		a.s.upgradeTo(t, to)
-		defer hold(rolloutSlots)()
-		began := a.commit(t, "upgrade to "+to.name)
-		a.waitSynced(t, 15*time.Minute)
-		w := finish()
-		a.s.rel = to
-		gitopsBench.record("Argo CD", to.name, "upgrade from "+from.name, time.Since(began))
-		a.s.orderFromCluster(t)
-		a.s.readAll(t, a.images)
-		if !w.seen {
-			t.Errorf("no moment with a pod of %s running and one of %s ready was seen", from.name, to.name)
-		}
-		t.Logf("mixed window %s → %s: %d images read through a pod of each (%d failed), one written by the new pod read by the old", from.name, to.name, len(a.images), len(w.failures))
-		for _, f := range w.failures {
-			t.Errorf("in the mixed window %s → %s: %s", from.name, to.name, f)
-		}
-		a.s.controllerReady(t)
+		a.s.upgradeThrough(t, &a.images, to, func(t *testing.T) time.Time { return a.commit(t, "upgrade to "+to.name) },
+			func(t *testing.T) { a.waitSynced(t, 15*time.Minute) })
 	}
 }
 

@@ -46,272 +46,304 @@ const recordName = "glance-store-drain-secondary"
 // running when the test deletes its pod after the first.
 const drainImages = 4
 
+// drainRun is what the drain's steps hand each other: the images
+// uploaded, the renders around the drain commit, the Job's pods' logs and
+// the record read back.
+type drainRun struct {
+	s                *scenario
+	images           map[string][32]byte // id → the sum of its bytes
+	secondary        []string            // the private images of secondary, by project
+	deactivated      string
+	before, draining string // the renders around the drain commit
+	job              string
+	logs             map[string]string // pod → its log
+	first            string            // the pod the test deleted
+	record           string            // the record ConfigMap, as read back
+}
+
 // runDrain is the two commits of docs/day2.md on the node: the drain
 // annotation (the generated Job runs on the kubelet as the service user,
 // through Keystone; its pod deleted after its first image, the next pod
 // resumes), then the store's removal, which explain passes with the live
 // record; every image then downloads byte-identical from primary alone.
 func (s *scenario) runDrain() {
+	d := &drainRun{s: s, images: map[string][32]byte{}}
 	s.ns = namespace(s.rel)
-	admin := s.keystone.token(s.t, "admin", keystoneAdminPassword, "admin")
+	admin := s.keystone.Token(s.t, "admin", keystoneAdminPassword, "admin")
 	s.glance = &glanceClient{url: "http://glance." + s.ns + ".svc:9292", http: s.n.HTTPClient(5 * time.Minute), token: admin}
-	s.check("behind Keystone: the kubectl steps, then /v2/images answers 200 with a token, 401 without one", true, func(t *testing.T) {
-		s.deploy(t)
-		s.authenticates(t)
-	})
-	images := map[string][32]byte{}
-	var secondary []string
-	var deactivated string
-	s.check(fmt.Sprintf("images of every kind, uploaded with their users' tokens: %d private of two projects in secondary and 2 in primary, hidden, community, public, shared (pending, accepted, rejected), deactivated, in both stores", 2*drainImages), true, func(t *testing.T) {
-		ctx, cancel := withTimeout(8 * time.Minute)
-		defer cancel()
-		clients := map[string]*glanceClient{"admin": s.glance}
-		for _, user := range []string{"drain-a", "drain-b"} {
-			g := *s.glance
-			g.token = s.keystone.user(t, user)
-			clients[user] = &g
-		}
-		n := 0
-		add := func(user, store string, fields map[string]any) string {
-			n++
-			data := randomBytes(t, 200_000+1_000*n)
-			id, err := clients[user].roundTripWith(ctx, user, data, store, fields)
-			if err != nil {
-				t.Fatal(err)
-			}
-			images[id] = sha256.Sum256(data)
-			if store == "secondary" {
-				secondary = append(secondary, id)
-			}
-			return id
-		}
-		for _, user := range []string{"drain-a", "drain-b"} {
-			for j := range drainImages + 1 {
-				store := "secondary"
-				if j == drainImages {
-					store = "primary"
-				}
-				add(user, store, nil)
-			}
-		}
-		add("drain-a", "secondary", map[string]any{"os_hidden": true})
-		add("drain-b", "secondary", map[string]any{"os_hidden": true, "visibility": "community"})
-		add("drain-a", "secondary", map[string]any{"visibility": "community"})
-		add("admin", "secondary", map[string]any{"visibility": "public"})
-		owner, err := clients["drain-b"].listed(ctx, secondary[drainImages], "")
+	s.check("behind Keystone: the kubectl steps, then /v2/images answers 200 with a token, 401 without one", true, d.deploysBehindKeystone)
+	s.check(fmt.Sprintf("images of every kind, uploaded with their users' tokens: %d private of two projects in secondary and 2 in primary, hidden, community, public, shared (pending, accepted, rejected), deactivated, in both stores", 2*drainImages), true, d.uploadsEveryKind)
+	s.check("the drain commit: explain lists the drain; its Job, its pod deleted after the first image, resumes in the next pod and completes", true, d.drainCommit)
+	s.check("the drain's logs: the deleted pod moved one or more, a later pod failed naming the deactivated image, the last pod resumed with what was left and ends Complete, no credential", false, d.drainLogs)
+	s.check("the record ConfigMap says Complete, every image moved; the controller's StoresDrained=True", false, d.recordComplete)
+	s.check("the removal commit: explain blocks it without the record, passes it with the live one; applied, every image downloads byte-identical from primary alone", false, d.removalCommit)
+}
+
+// deploysBehindKeystone deploys the Glance behind Keystone with the kubectl steps.
+func (d *drainRun) deploysBehindKeystone(t *testing.T) {
+	s := d.s
+	s.deploy(t)
+	s.authenticates(t)
+}
+
+// uploadsEveryKind uploads images of every kind with their users' tokens.
+func (d *drainRun) uploadsEveryKind(t *testing.T) {
+	s := d.s
+	ctx, cancel := withTimeout(8 * time.Minute)
+	defer cancel()
+	clients := map[string]*glanceClient{"admin": s.glance}
+	for _, user := range []string{"drain-a", "drain-b"} {
+		g := *s.glance
+		g.token = s.keystone.User(t, user)
+		clients[user] = &g
+	}
+	n := 0
+	add := func(user, store string, fields map[string]any) string {
+		n++
+		data := randomBytes(t, 200_000+1_000*n)
+		id, err := clients[user].roundTripWith(ctx, user, data, store, fields)
 		if err != nil {
 			t.Fatal(err)
 		}
-		projectB := owner["owner"].(string)
-		for _, status := range []string{"pending", "accepted", "rejected"} {
-			id := add("drain-a", "secondary", map[string]any{"visibility": "shared"})
-			if err := clients["drain-a"].call(ctx, http.MethodPost, "/v2/images/"+id+"/members", map[string]any{"member": projectB}, http.StatusOK); err != nil {
+		d.images[id] = sha256.Sum256(data)
+		if store == "secondary" {
+			d.secondary = append(d.secondary, id)
+		}
+		return id
+	}
+	for _, user := range []string{"drain-a", "drain-b"} {
+		for j := range drainImages + 1 {
+			store := "secondary"
+			if j == drainImages {
+				store = "primary"
+			}
+			add(user, store, nil)
+		}
+	}
+	add("drain-a", "secondary", map[string]any{"os_hidden": true})
+	add("drain-b", "secondary", map[string]any{"os_hidden": true, "visibility": "community"})
+	add("drain-a", "secondary", map[string]any{"visibility": "community"})
+	add("admin", "secondary", map[string]any{"visibility": "public"})
+	owner, err := clients["drain-b"].listed(ctx, d.secondary[drainImages], "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	projectB := owner["owner"].(string)
+	for _, status := range []string{"pending", "accepted", "rejected"} {
+		id := add("drain-a", "secondary", map[string]any{"visibility": "shared"})
+		if err := clients["drain-a"].call(ctx, http.MethodPost, "/v2/images/"+id+"/members", map[string]any{"member": projectB}, http.StatusOK); err != nil {
+			t.Fatal(err)
+		}
+		if status != "pending" {
+			if err := clients["drain-b"].call(ctx, http.MethodPut, "/v2/images/"+id+"/members/"+projectB, map[string]any{"status": status}, http.StatusOK); err != nil {
 				t.Fatal(err)
 			}
-			if status != "pending" {
-				if err := clients["drain-b"].call(ctx, http.MethodPut, "/v2/images/"+id+"/members/"+projectB, map[string]any{"status": status}, http.StatusOK); err != nil {
-					t.Fatal(err)
-				}
-			}
 		}
-		both := add("drain-b", "secondary", nil)
-		if err := s.glance.call(ctx, http.MethodPost, "/v2/images/"+both+"/import",
-			map[string]any{"method": map[string]any{"name": "copy-image"}, "stores": []string{"primary"}}, http.StatusAccepted); err != nil {
-			t.Fatal(err)
-		}
-		testenv.Eventually(t, 3*time.Minute, time.Second, "image "+both+" in both stores", func() error {
-			img, err := s.glance.listed(ctx, both, "visibility=all")
-			if err != nil {
-				return err
-			}
-			if img["stores"] != "primary,secondary" && img["stores"] != "secondary,primary" {
-				return fmt.Errorf("image %s is in stores %v", both, img["stores"])
-			}
-			return nil
-		})
-		deactivated = add("drain-a", "secondary", nil)
-		if err := s.glance.call(ctx, http.MethodPost, "/v2/images/"+deactivated+"/actions/deactivate", nil, http.StatusNoContent); err != nil {
-			t.Fatal(err)
-		}
-	})
-	var before, draining string
-	var job string
-	var logs map[string]string // pod → its log
-	var first string           // the pod the test deleted
-	s.check("the drain commit: explain lists the drain; its Job, its pod deleted after the first image, resumes in the next pod and completes", true, func(t *testing.T) {
-		before = s.render(t, "before")
-		s.edit(t, "  name: secondary\n  namespace: "+s.ns+"\n", "  name: secondary\n  namespace: "+s.ns+"\n  annotations:\n    glance.openstack.c5c3.io/drain-to: primary\n")
-		draining = s.render(t, "draining")
-		if out, code := s.explain(t, before, draining); code != 0 || !strings.Contains(out, "store secondary drains into primary") {
-			t.Fatalf("explain of the drain commit: exit %d, want 0 listing the drain:\n%s", code, out)
-		}
-		objects := readFile(t, draining)
-		s.apply(t, objects, labelComponent+" in (backends,config)")
-		// The record comes with the Deployments' step, before its Job:
-		// the controller says the drain waits for it.
-		s.apply(t, objects, "app.kubernetes.io/component notin (db-contract,store-drain)")
-		s.waitCondition(t, "glances", "glance", "StoresDrained", metav1.ConditionFalse, "waiting for the drain Job")
-		if err := s.n.WaitAvailable(s.ns, "glance", 5*time.Minute); err != nil {
-			t.Fatal(err)
-		}
-		job = jobName(t, objects, "store-drain")
-		s.apply(t, objects, "app.kubernetes.io/component in (db-contract,store-drain)")
-		var log string
-		first, log = s.crashAfterFirstImage(t, job)
-		logs = map[string]string{first: log}
-		// The next pod moves every active image and fails naming the
-		// deactivated one, which Glance will not copy; reactivated, the
-		// Job's retry moves it.
-		testenv.Eventually(t, 8*time.Minute, 500*time.Millisecond, "the record failing on the deactivated image", func() error {
-			cm, err := s.n.Client.CoreV1().ConfigMaps(s.ns).Get(context.Background(), recordName, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if cm.Data["state"] != "Failed" || cm.Data["remaining"] != "1" || !strings.Contains(cm.Data["record.json"], deactivated+"\": \"status deactivated") {
-				return fmt.Errorf("the record says %s, %s left", cm.Data["state"], cm.Data["remaining"])
-			}
-			return nil
-		})
-		ctx, cancel := withTimeout(time.Minute)
-		defer cancel()
-		if err := s.glance.call(ctx, http.MethodPost, "/v2/images/"+deactivated+"/actions/reactivate", nil, http.StatusNoContent); err != nil {
-			t.Fatal(err)
-		}
-		s.waitJob(t, job, 10*time.Minute)
-		for pod, log := range s.jobLogs(t, job) {
-			logs[pod] = log
-		}
-		if len(logs) < 3 {
-			t.Errorf("the Job ran %d pod(s), want the deleted one, the one that failed on the deactivated image and the one that moved it", len(logs))
-		}
-		t.Logf("the drain Job ran %d pods", len(logs))
-	})
-	s.check("the drain's logs: the deleted pod moved one or more, a later pod failed naming the deactivated image, the last pod resumed with what was left and ends Complete, no credential", false, func(t *testing.T) {
-		movedLine := regexp.MustCompile(`(?m)^drain: image ([0-9a-f-]+): copied to primary, sha512 verified, removed from secondary$`)
-		var last string
-		for pod, log := range logs {
-			s.noCredential(t, "the log of pod "+pod, log)
-			if strings.Contains(log, "drain: Complete: ") {
-				if last != "" {
-					t.Errorf("pods %s and %s both say Complete", last, pod)
-				}
-				last = pod
-			}
-		}
-		if n := len(movedLine.FindAllString(logs[first], -1)); n == 0 {
-			t.Errorf("the deleted pod %s logged no moved image:\n%s", first, logs[first])
-		}
-		named := false
-		for _, log := range logs {
-			named = named || strings.Contains(log, "drain: image "+deactivated+": status deactivated")
-		}
-		if !named {
-			t.Errorf("no pod's log names the deactivated image %s", deactivated)
-		}
-		if last == "" || last == first {
-			t.Fatalf("no later pod's log says Complete: %v", logs)
-		}
-		// The resumed run found only what the deleted one left, moved
-		// each, and says so.
-		var left int
-		if _, err := fmt.Sscanf(logs[last][strings.Index(logs[last], "drain: "):], "drain: %d images have a location in secondary", &left); err != nil {
-			t.Fatalf("the last pod's log: %v\n%s", err, logs[last])
-		}
-		moved := movedLine.FindAllStringSubmatch(logs[last], -1)
-		if left == 0 || left >= len(secondary) || len(moved) != left ||
-			!strings.Contains(logs[last], fmt.Sprintf("drain: Complete: %d moved, 0 failed, 0 left in secondary", left)) {
-			t.Errorf("the last pod found %d of %d images left and moved %d, want it to resume with what the deleted pod left:\n%s", left, len(secondary), len(moved), logs[last])
-		}
-		for _, m := range moved {
-			if !slices.Contains(secondary, m[1]) {
-				t.Errorf("the last pod moved image %s, which was not in secondary", m[1])
-			}
-		}
-	})
-	var record string
-	s.check("the record ConfigMap says Complete, every image moved; the controller's StoresDrained=True", false, func(t *testing.T) {
-		out, err := s.n.Kubectl(nil, "-n", s.ns, "get", "configmap", recordName, "-o", "yaml")
+	}
+	both := add("drain-b", "secondary", nil)
+	if err := s.glance.call(ctx, http.MethodPost, "/v2/images/"+both+"/import",
+		map[string]any{"method": map[string]any{"name": "copy-image"}, "stores": []string{"primary"}}, http.StatusAccepted); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 3*time.Minute, time.Second, "image "+both+" in both stores", func() error {
+		img, err := s.glance.listed(ctx, both, "visibility=all")
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		record = filepath.Join(s.t.TempDir(), "drained.yaml")
-		if err := os.WriteFile(record, out, 0o600); err != nil {
-			t.Fatal(err)
+		if img["stores"] != "primary,secondary" && img["stores"] != "secondary,primary" {
+			return fmt.Errorf("image %s is in stores %v", both, img["stores"])
 		}
-		s.noCredential(t, "the record", string(out))
+		return nil
+	})
+	d.deactivated = add("drain-a", "secondary", nil)
+	if err := s.glance.call(ctx, http.MethodPost, "/v2/images/"+d.deactivated+"/actions/deactivate", nil, http.StatusNoContent); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// drainCommit commits the drain annotation and has the Job survive the deletion of its pod and a deactivated image.
+func (d *drainRun) drainCommit(t *testing.T) {
+	s := d.s
+	d.before = s.render(t, "before")
+	s.edit(t, "  name: secondary\n  namespace: "+s.ns+"\n", "  name: secondary\n  namespace: "+s.ns+"\n  annotations:\n    glance.openstack.c5c3.io/drain-to: primary\n")
+	d.draining = s.render(t, "draining")
+	if out, code := s.explain(t, d.before, d.draining); code != 0 || !strings.Contains(out, "store secondary drains into primary") {
+		t.Fatalf("explain of the drain commit: exit %d, want 0 listing the drain:\n%s", code, out)
+	}
+	objects := readFile(t, d.draining)
+	s.apply(t, objects, labelComponent+" in (backends,config)")
+	// The record comes with the Deployments' step, before its Job:
+	// the controller says the drain waits for it.
+	s.apply(t, objects, "app.kubernetes.io/component notin (db-contract,store-drain)")
+	s.waitCondition(t, "glances", "glance", "StoresDrained", metav1.ConditionFalse, "waiting for the drain Job")
+	if err := s.n.WaitAvailable(s.ns, "glance", 5*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	d.job = jobName(t, objects, "store-drain")
+	s.apply(t, objects, "app.kubernetes.io/component in (db-contract,store-drain)")
+	var log string
+	d.first, log = s.crashAfterFirstImage(t, d.job)
+	d.logs = map[string]string{d.first: log}
+	// The next pod moves every active image and fails naming the
+	// deactivated one, which Glance will not copy; reactivated, the
+	// Job's retry moves it.
+	testenv.Eventually(t, 8*time.Minute, 500*time.Millisecond, "the record failing on the deactivated image", func() error {
 		cm, err := s.n.Client.CoreV1().ConfigMaps(s.ns).Get(context.Background(), recordName, metav1.GetOptions{})
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		var rec struct {
-			Moved  []string          `json:"moved"`
-			Failed map[string]string `json:"failed"`
+		if cm.Data["state"] != "Failed" || cm.Data["remaining"] != "1" || !strings.Contains(cm.Data["record.json"], d.deactivated+"\": \"status deactivated") {
+			return fmt.Errorf("the record says %s, %s left", cm.Data["state"], cm.Data["remaining"])
 		}
-		if err := json.Unmarshal([]byte(cm.Data["record.json"]), &rec); err != nil {
-			t.Fatal(err)
-		}
-		if cm.Data["state"] != "Complete" || cm.Data["remaining"] != "0" || len(rec.Failed) != 0 || cm.Data["from"] != "secondary" || cm.Data["to"] != "primary" ||
-			cm.Data["job"] != job {
-			t.Errorf("the record: %v, want Complete, 0 left, job %s", cm.Data, job)
-		}
-		if cm.Labels["app.kubernetes.io/managed-by"] != "glance-krm" || cm.Labels[labelComponent] != "drain-record" || cm.Labels["glance.openstack.c5c3.io/glance"] != "glance" {
-			t.Errorf("the record's labels are no longer the render's: %v", cm.Labels)
-		}
-		// The last run's record holds what it moved; the resumed run
-		// moves what the deleted one left.
-		for _, id := range rec.Moved {
-			if !slices.Contains(secondary, id) {
-				t.Errorf("the record moved image %s, which was not in secondary", id)
-			}
-		}
-		s.waitCondition(t, "glances", "glance", "StoresDrained", metav1.ConditionTrue, "")
+		return nil
 	})
-	s.check("the removal commit: explain blocks it without the record, passes it with the live one; applied, every image downloads byte-identical from primary alone", false, func(t *testing.T) {
-		if record == "" {
-			t.Fatal("no record")
+	ctx, cancel := withTimeout(time.Minute)
+	defer cancel()
+	if err := s.glance.call(ctx, http.MethodPost, "/v2/images/"+d.deactivated+"/actions/reactivate", nil, http.StatusNoContent); err != nil {
+		t.Fatal(err)
+	}
+	s.waitJob(t, d.job, 10*time.Minute)
+	for pod, log := range s.jobLogs(t, d.job) {
+		d.logs[pod] = log
+	}
+	if len(d.logs) < 3 {
+		t.Errorf("the Job ran %d pod(s), want the deleted one, the one that failed on the deactivated image and the one that moved it", len(d.logs))
+	}
+	t.Logf("the drain Job ran %d pods", len(d.logs))
+}
+
+// drainLogs reads what each of the Job's pods said.
+func (d *drainRun) drainLogs(t *testing.T) {
+	s := d.s
+	movedLine := regexp.MustCompile(`(?m)^drain: image ([0-9a-f-]+): copied to primary, sha512 verified, removed from secondary$`)
+	var last string
+	for pod, log := range d.logs {
+		s.noCredential(t, "the log of pod "+pod, log)
+		if strings.Contains(log, "drain: Complete: ") {
+			if last != "" {
+				t.Errorf("pods %s and %s both say Complete", last, pod)
+			}
+			last = pod
 		}
-		s.removeBackend(t, "secondary")
-		removed := s.render(t, "removed")
-		if out, code := s.explain(t, draining, removed); code != 1 {
-			t.Errorf("explain of the removal without the record: exit %d, want 1:\n%s", code, out)
+	}
+	if n := len(movedLine.FindAllString(d.logs[d.first], -1)); n == 0 {
+		t.Errorf("the deleted pod %s logged no moved image:\n%s", d.first, d.logs[d.first])
+	}
+	named := false
+	for _, log := range d.logs {
+		named = named || strings.Contains(log, "drain: image "+d.deactivated+": status deactivated")
+	}
+	if !named {
+		t.Errorf("no pod's log names the deactivated image %s", d.deactivated)
+	}
+	if last == "" || last == d.first {
+		t.Fatalf("no later pod's log says Complete: %v", d.logs)
+	}
+	// The resumed run found only what the deleted one left, moved
+	// each, and says so.
+	var left int
+	if _, err := fmt.Sscanf(d.logs[last][strings.Index(d.logs[last], "drain: "):], "drain: %d images have a location in secondary", &left); err != nil {
+		t.Fatalf("the last pod's log: %v\n%s", err, d.logs[last])
+	}
+	moved := movedLine.FindAllStringSubmatch(d.logs[last], -1)
+	if left == 0 || left >= len(d.secondary) || len(moved) != left ||
+		!strings.Contains(d.logs[last], fmt.Sprintf("drain: Complete: %d moved, 0 failed, 0 left in secondary", left)) {
+		t.Errorf("the last pod found %d of %d images left and moved %d, want it to resume with what the deleted pod left:\n%s", left, len(d.secondary), len(moved), d.logs[last])
+	}
+	for _, m := range moved {
+		if !slices.Contains(d.secondary, m[1]) {
+			t.Errorf("the last pod moved image %s, which was not in secondary", m[1])
 		}
-		out, code := s.explain(t, "--drain-record", record, draining, removed)
-		if code != 0 || !strings.Contains(out, "says is complete") {
-			t.Fatalf("explain of the removal with the record: exit %d, want 0:\n%s", code, out)
+	}
+}
+
+// recordComplete reads the record back and the controller's StoresDrained.
+func (d *drainRun) recordComplete(t *testing.T) {
+	s := d.s
+	out, err := s.n.Kubectl(nil, "-n", s.ns, "get", "configmap", recordName, "-o", "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.record = filepath.Join(s.t.TempDir(), "drained.yaml")
+	if err := os.WriteFile(d.record, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.noCredential(t, "the record", string(out))
+	cm, err := s.n.Client.CoreV1().ConfigMaps(s.ns).Get(context.Background(), recordName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Moved  []string          `json:"moved"`
+		Failed map[string]string `json:"failed"`
+	}
+	if err := json.Unmarshal([]byte(cm.Data["record.json"]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["state"] != "Complete" || cm.Data["remaining"] != "0" || len(rec.Failed) != 0 || cm.Data["from"] != "secondary" || cm.Data["to"] != "primary" ||
+		cm.Data["job"] != d.job {
+		t.Errorf("the record: %v, want Complete, 0 left, job %s", cm.Data, d.job)
+	}
+	if cm.Labels["app.kubernetes.io/managed-by"] != "glance-krm" || cm.Labels[labelComponent] != "drain-record" || cm.Labels["glance.openstack.c5c3.io/glance"] != "glance" {
+		t.Errorf("the record's labels are no longer the render's: %v", cm.Labels)
+	}
+	// The last run's record holds what it moved; the resumed run
+	// moves what the deleted one left.
+	for _, id := range rec.Moved {
+		if !slices.Contains(d.secondary, id) {
+			t.Errorf("the record moved image %s, which was not in secondary", id)
 		}
-		objects := readFile(t, removed)
-		s.apply(t, objects, labelComponent+" in (backends,config)")
-		if _, err := s.n.Kubectl(nil, "-n", s.ns, "delete", "glancebackend", "secondary"); err != nil {
-			t.Fatal(err)
-		}
-		old := s.apiPods(t)
-		d, err := s.n.Client.AppsV1().Deployments(s.ns).Get(context.Background(), "glance", metav1.GetOptions{})
+	}
+	s.waitCondition(t, "glances", "glance", "StoresDrained", metav1.ConditionTrue, "")
+}
+
+// removalCommit commits the store's removal, which explain passes only with the live record.
+func (d *drainRun) removalCommit(t *testing.T) {
+	s := d.s
+	if d.record == "" {
+		t.Fatal("no record")
+	}
+	s.removeBackend(t, "secondary")
+	removed := s.render(t, "removed")
+	if out, code := s.explain(t, d.draining, removed); code != 1 {
+		t.Errorf("explain of the removal without the record: exit %d, want 1:\n%s", code, out)
+	}
+	out, code := s.explain(t, "--drain-record", d.record, d.draining, removed)
+	if code != 0 || !strings.Contains(out, "says is complete") {
+		t.Fatalf("explain of the removal with the record: exit %d, want 0:\n%s", code, out)
+	}
+	objects := readFile(t, removed)
+	s.apply(t, objects, labelComponent+" in (backends,config)")
+	if _, err := s.n.Kubectl(nil, "-n", s.ns, "delete", "glancebackend", "secondary"); err != nil {
+		t.Fatal(err)
+	}
+	old := s.apiPods(t)
+	dep, err := s.n.Client.AppsV1().Deployments(s.ns).Get(context.Background(), "glance", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.apply(t, objects, "app.kubernetes.io/component notin (db-contract,store-drain)")
+	testenv.Eventually(t, 6*time.Minute, time.Second, "the rollout without secondary", func() error { return s.rolledOut(dep.Generation, old) })
+	ctx, cancel := withTimeout(5 * time.Minute)
+	defer cancel()
+	if stores, err := s.glance.stores(ctx); err != nil || len(stores) != 1 || !stores["primary"] {
+		t.Errorf("GET /v2/info/stores after the removal: %v, %v; want primary alone", stores, err)
+	}
+	for id, want := range d.images {
+		img, err := s.glance.image(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.apply(t, objects, "app.kubernetes.io/component notin (db-contract,store-drain)")
-		testenv.Eventually(t, 6*time.Minute, time.Second, "the rollout without secondary", func() error { return s.rolledOut(d.Generation, old) })
-		ctx, cancel := withTimeout(5 * time.Minute)
-		defer cancel()
-		if stores, err := s.glance.stores(ctx); err != nil || len(stores) != 1 || !stores["primary"] {
-			t.Errorf("GET /v2/info/stores after the removal: %v, %v; want primary alone", stores, err)
+		if img["stores"] != "primary" {
+			t.Errorf("image %s is in stores %q, want primary alone", id, img["stores"])
 		}
-		for id, want := range images {
-			img, err := s.glance.image(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if img["stores"] != "primary" {
-				t.Errorf("image %s is in stores %q, want primary alone", id, img["stores"])
-			}
-			if got, _, err := s.glance.sum(ctx, id); err != nil || got != want {
-				t.Errorf("image %s: %v, the same bytes as uploaded: %v", id, err, got == want)
-			}
-			if s.inBucket(t, bucket(s.rel, 2), id) {
-				t.Errorf("image %s still has data in secondary's bucket", id)
-			}
+		if got, _, err := s.glance.sum(ctx, id); err != nil || got != want {
+			t.Errorf("image %s: %v, the same bytes as uploaded: %v", id, err, got == want)
 		}
-	})
+		if s.inBucket(t, bucket(s.rel, 2), id) {
+			t.Errorf("image %s still has data in secondary's bucket", id)
+		}
+	}
 }
 
 // authenticates: the rendered [keystone_authtoken] validates tokens.

@@ -70,9 +70,10 @@ type fluxApp struct {
 	s        *scenario
 	rendered string // make flux-render's OUT, kept between commits
 	loop     *clientLoop
+	images   []stored // written before the upgrade, read after it
 }
 
-func runFlux(t *testing.T, s *scenario) {
+func runFlux(t *testing.T, s *scenario, upgrade release) {
 	s.t, s.engine = t, "Flux"
 	f := &fluxApp{s: s, rendered: filepath.Join(t.TempDir(), "rendered")}
 	defer func() {
@@ -87,7 +88,10 @@ func runFlux(t *testing.T, s *scenario) {
 	s.check("a failing db-sync (a wrong database password published) stops the chain: no new ReplicaSet, the old pods serve; the fix recovers", false, f.failingDBSync)
 	s.check("8 long downloads and 8 long uploads at once: probes pass, no restart", false, s.underLoad)
 	s.check("a default flip as a publication: Ready again, an old pod's ConfigMap there while it runs", false, f.flip)
-	s.check("a skipped release published (2025.2 straight to 2026.2): the Glance Stalled with UpgradePathInvalid naming the Job, the last step not Ready", false, f.skippedRelease)
+	s.check("an upgrade from "+s.rel.name+" as one publication under traffic: db-sync before the new pods, db-contract after the old are gone, every image read through a pod of each release in the mixed window", true, func(t *testing.T) {
+		s.upgradeThrough(t, &f.images, upgrade, f.publish, func(t *testing.T) { f.waitReady(t, 15*time.Minute) })
+	})
+	s.check("a skipped release published ("+s.rel.name+" over one release, after the upgrade): the Glance Stalled with UpgradePathInvalid naming the Job, the last step not Ready", false, f.skippedRelease)
 	s.check("the client loop from the first Available: zero failed requests", false, func(t *testing.T) {
 		l := f.loop
 		f.loop = nil

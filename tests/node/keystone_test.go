@@ -3,11 +3,6 @@
 package node_test
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -56,7 +51,7 @@ func keystoneImage(t *testing.T) (ref, archive string) {
 // glance with password, given the admin role in the service project too
 // (the store drain copies images and deletes locations as it; every
 // OpenStack install guide gives it that role).
-func installKeystone(t *testing.T, n *node.Node, image, password string) *keystoneClient {
+func installKeystone(t *testing.T, n *node.Node, image, password string) *testenv.Keystone {
 	t.Helper()
 	manifests := strings.NewReplacer("KEYSTONE_IMAGE", image, "KEYSTONE_URL", keystoneURL,
 		"KEYSTONE_DB_PASSWORD", keystoneDBPassword).Replace(keystoneManifests)
@@ -70,135 +65,14 @@ func installKeystone(t *testing.T, n *node.Node, image, password string) *keysto
 	if err := n.WaitAvailable(infraNamespace, "keystone", 5*time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	k := &keystoneClient{http: n.HTTPClient(30 * time.Second)}
-	k.admin = k.token(t, "admin", keystoneAdminPassword, "admin")
-	service := k.create(t, "projects", "project", map[string]any{"name": "service", "domain_id": "default"})
-	user := k.create(t, "users", "user", map[string]any{"name": "glance", "domain_id": "default", "password": password})
-	for _, role := range []string{k.create(t, "roles", "role", map[string]any{"name": "service"}), k.roleID(t, "admin")} {
-		k.call(t, http.MethodPut, "/projects/"+service+"/users/"+user+"/roles/"+role, nil, nil, http.StatusNoContent)
+	k := &testenv.Keystone{URL: keystoneURL, HTTP: n.HTTPClient(30 * time.Second)}
+	k.Admin = k.Token(t, "admin", keystoneAdminPassword, "admin")
+	service := k.Create(t, "projects", "project", map[string]any{"name": "service", "domain_id": "default"})
+	user := k.Create(t, "users", "user", map[string]any{"name": "glance", "domain_id": "default", "password": password})
+	for _, role := range []string{k.Create(t, "roles", "role", map[string]any{"name": "service"}), k.ID(t, "roles", "admin")} {
+		k.Call(t, http.MethodPut, "/projects/"+service+"/users/"+user+"/roles/"+role, nil, nil, http.StatusNoContent)
 	}
 	return k
-}
-
-// keystoneClient is the Identity API as the bootstrap admin, from inside
-// the node.
-type keystoneClient struct {
-	http  *http.Client
-	admin string
-}
-
-// user creates a user with the member role in a project of its own and
-// returns a token of it, scoped to that project.
-func (k *keystoneClient) user(t *testing.T, name string) string {
-	t.Helper()
-	project := k.create(t, "projects", "project", map[string]any{"name": name, "domain_id": "default"})
-	user := k.create(t, "users", "user", map[string]any{"name": name, "domain_id": "default", "password": name + "-pw"})
-	k.call(t, http.MethodPut, "/projects/"+project+"/users/"+user+"/roles/"+k.roleID(t, "member"), nil, nil, http.StatusNoContent)
-	return k.token(t, name, name+"-pw", name)
-}
-
-func (k *keystoneClient) roleID(t *testing.T, name string) string {
-	t.Helper()
-	var roles struct {
-		Roles []struct{ ID string } `json:"roles"`
-	}
-	k.call(t, http.MethodGet, "/roles?name="+name, nil, &roles, http.StatusOK)
-	if len(roles.Roles) != 1 {
-		t.Fatalf("keystone has %d roles named %s", len(roles.Roles), name)
-	}
-	return roles.Roles[0].ID
-}
-
-// token authenticates a user of the default domain by password, scoped to
-// a project of that domain.
-func (k *keystoneClient) token(t *testing.T, user, password, project string) string {
-	t.Helper()
-	body := map[string]any{"auth": map[string]any{
-		"identity": map[string]any{"methods": []string{"password"}, "password": map[string]any{
-			"user": map[string]any{"name": user, "domain": map[string]any{"id": "default"}, "password": password}}},
-		"scope": map[string]any{"project": map[string]any{"name": project, "domain": map[string]any{"id": "default"}}},
-	}}
-	resp := k.send(t, http.MethodPost, "/auth/tokens", body, "", http.StatusCreated)
-	token := resp.header.Get("X-Subject-Token")
-	if token == "" {
-		t.Fatalf("keystone gave %s no token", user)
-	}
-	return token
-}
-
-// create POSTs one object of the Identity API as the admin; its id.
-func (k *keystoneClient) create(t *testing.T, collection, kind string, fields map[string]any) string {
-	t.Helper()
-	var out map[string]struct{ ID string }
-	k.call(t, http.MethodPost, "/"+collection, map[string]any{kind: fields}, &out, http.StatusCreated)
-	return out[kind].ID
-}
-
-func (k *keystoneClient) call(t *testing.T, method, path string, in, out any, want int) {
-	t.Helper()
-	resp := k.send(t, method, path, in, k.admin, want)
-	if out != nil {
-		if err := json.Unmarshal(resp.body, out); err != nil {
-			t.Fatalf("keystone %s %s: %v: %s", method, path, err, resp.body)
-		}
-	}
-}
-
-type keystoneAnswer struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-// send retries what did not reach Keystone or what it could not answer (a
-// connection refused or cut, a 5xx, while a two-core node starts five
-// Glances); any other answer than want fails the test.
-func (k *keystoneClient) send(t *testing.T, method, path string, in any, token string, want int) keystoneAnswer {
-	t.Helper()
-	var payload []byte
-	if in != nil {
-		payload, _ = json.Marshal(in)
-	}
-	var last error
-	for range 5 {
-		ans, err := k.once(method, path, payload, token)
-		switch {
-		case err != nil:
-			last = err
-		case ans.status >= 500:
-			last = fmt.Errorf("HTTP %d: %s", ans.status, ans.body)
-		case ans.status != want:
-			t.Fatalf("keystone %s %s: HTTP %d, want %d: %s", method, path, ans.status, want, ans.body)
-		default:
-			return ans
-		}
-		time.Sleep(2 * time.Second)
-	}
-	t.Fatalf("keystone %s %s: %v", method, path, last)
-	return keystoneAnswer{}
-}
-
-func (k *keystoneClient) once(method, path string, payload []byte, token string) (keystoneAnswer, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, keystoneURL+path, bytes.NewReader(payload))
-	if err != nil {
-		return keystoneAnswer{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("X-Auth-Token", token)
-	}
-	resp, err := k.http.Do(req)
-	if err != nil {
-		return keystoneAnswer{}, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return keystoneAnswer{}, err
-	}
-	return keystoneAnswer{resp.StatusCode, resp.Header, b}, nil
 }
 
 const keystoneManifests = `apiVersion: v1

@@ -16,9 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,13 +26,7 @@ import (
 
 // TestMain prints, after the run, a line per release and a total of the
 // named checks, as the chroot matrix does.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if tally.print() && code == 0 {
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { tally.Main(m) }
 
 // TestNode is the whole scenario, on one node enforcing NetworkPolicies
 // (kube-router): the plain-kubectl door for the releases no engine runs,
@@ -107,7 +99,7 @@ func TestNode(t *testing.T) {
 	for _, r := range glances {
 		makeBuckets(t, s3, bucket(r, 1), bucket(r, 2))
 	}
-	var ks *keystoneClient
+	var ks *testenv.Keystone
 	if len(drain) > 0 {
 		ks = installKeystone(t, n, keystone, servicePassword)
 	}
@@ -154,7 +146,7 @@ func TestNode(t *testing.T) {
 				if r.id == "argocd" {
 					runArgo(t, s, repo, chain)
 				} else {
-					runFlux(t, s)
+					runFlux(t, s, releaseIn(t, all, fluxUpgrade, "flux"))
 				}
 			})
 		}
@@ -230,45 +222,8 @@ func installController(t *testing.T, n *node.Node, kustomize string) {
 	}
 }
 
-// tally counts the named checks per release.
-var tally = &tallies{counts: map[string]*[2]int{}}
-
-type tallies struct {
-	mu     sync.Mutex
-	counts map[string]*[2]int // release → passed, failed
-}
-
-func (ts *tallies) record(rel string, ok bool) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	c := ts.counts[rel]
-	if c == nil {
-		c = &[2]int{}
-		ts.counts[rel] = c
-	}
-	if ok {
-		c[0]++
-	} else {
-		c[1]++
-	}
-}
-
-// print writes a line per release and the total; true when one failed.
-func (ts *tallies) print() bool {
-	var names []string
-	for k := range ts.counts {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var passed, failed int
-	for _, k := range names {
-		c := ts.counts[k]
-		fmt.Printf("%s: %d passed, %d failed\n", k, c[0], c[1])
-		passed, failed = passed+c[0], failed+c[1]
-	}
-	fmt.Printf("total: %d passed, %d failed\n", passed, failed)
-	return failed > 0
-}
+// tally counts the named checks per release (and engine).
+var tally testenv.Tally
 
 func build(t *testing.T, kustomize, dir string) []byte {
 	t.Helper()

@@ -41,6 +41,36 @@ func (s *scenario) upgradeTo(t *testing.T, to release) {
 	s.edit(t, `tag: "`+from.name+`"`, `tag: "`+to.name+`"`)
 }
 
+// upgradeThrough is one release upgrade through an engine under traffic:
+// images written first (added to images, which every later upgrade reads
+// again), the Glance edited to release to and handed to the engine by
+// apply (a commit, a publication), the engine waited for by done; in the
+// mixed window every image reads through a pod of each release and one
+// the new pod writes reads through the old; then the order is read from
+// the cluster and every image through the Service.
+func (s *scenario) upgradeThrough(t *testing.T, images *[]stored, to release, apply func(*testing.T) time.Time, done func(*testing.T)) {
+	from := s.rel
+	*images = append(*images, s.writeImages(t, "before-"+to.name)...)
+	finish := s.watchMixedWindow(t, glanceImage+":"+from.name, glanceImage+":"+to.name, *images)
+	s.upgradeTo(t, to)
+	defer hold(rolloutSlots)()
+	began := apply(t)
+	done(t)
+	w := finish()
+	s.rel = to
+	gitopsBench.record(s.engine, to.name, "upgrade from "+from.name, time.Since(began))
+	s.orderFromCluster(t)
+	s.readAll(t, *images)
+	if !w.seen {
+		t.Errorf("no moment with a pod of %s running and one of %s ready was seen", from.name, to.name)
+	}
+	t.Logf("mixed window %s → %s: %d images read through a pod of each (%d failed), one written by the new pod read by the old", from.name, to.name, len(*images), len(w.failures))
+	for _, f := range w.failures {
+		t.Errorf("in the mixed window %s → %s: %s", from.name, to.name, f)
+	}
+	s.controllerReady(t)
+}
+
 // writeImages uploads an image into each store through the Service.
 func (s *scenario) writeImages(t *testing.T, prefix string) []stored {
 	t.Helper()

@@ -128,15 +128,15 @@ func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3S
 	images := map[string]drainImage{}
 	byStore := map[string][]string{}
 	var deactivated string
-	admin := ks.token(t, "admin", keystoneAdminPassword, "admin")
+	admin := ks.Token(t, "admin", keystoneAdminPassword, "admin")
 	check(t, "drain: images of every kind, uploaded with Keystone tokens: private to two projects, hidden, community, public, shared (pending, accepted, rejected), deactivated, in both stores", func(t *testing.T) {
 		// Glance's default policy lets an admin copy images and delete a
 		// location; deployments give the service user admin in the
 		// service project (docs/day2.md says so).
-		ks.grant(t, "glance", "service", "admin")
+		ks.Grant(t, "glance", "service", "admin")
 		tokens := map[string]string{}
 		for _, user := range []string{"drain-a", "drain-b"} {
-			tokens[user] = ks.user(t, user+"-"+rp.rel.catalog)
+			tokens[user] = ks.User(t, user+"-"+rp.rel.catalog)
 		}
 		tokens["admin"] = admin
 		n := 0

@@ -17,11 +17,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"gopkg.in/ini.v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -30,13 +28,7 @@ import (
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if printTallies() && code == 0 {
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { tally.Main(m) }
 
 // releases are the Glances the checks run on: Debian bookworm's on this
 // machine (Zed, 2022.2, the oldest), and each root file system that
@@ -104,513 +96,55 @@ func TestGlanceMultiStore(t *testing.T) {
 }
 
 func multiStore(t *testing.T, rel release) {
-	secrets := readObjects(t, filepath.Join(example, "test-credentials.yaml"))
-	creds := secretValue(t, secrets, "primary-s3-credentials")
-	s3 := startS3(t, creds["access-key-id"], creds["secret-access-key"], "glance-images", "glance-images-2")
-	dbCreds := secretValue(t, secrets, "glance-db")
-	db := startMariaDB(t, "glance", dbCreds["username"], dbCreds["password"])
-	dir := copyExample(t, s3.endpoint, rel, db.port)
-	root := t.TempDir()
-
-	var r rendering
-	if !check(t, "render examples/local-s3 with kustomize and glance-krm", func(t *testing.T) {
-		r = render(t, rel, dir, filepath.Join(root, "v1"))
-	}) {
-		t.FailNow()
-	}
-
-	optData := glanceOptData(t, r, root)
-	validate := func(optData, file string) (string, error) {
-		out, err := rel.run(t, r.root, "", nil, "oslo-config-validator", "--opt-data", optData, "--input-file", file).CombinedOutput()
-		return string(out), err
-	}
-	check(t, "oslo-config-validator accepts the rendered glance-api.conf", func(t *testing.T) {
-		if out, err := validate(optData, r.apiConf); err != nil {
-			t.Errorf("%v\n%s", err, out)
-		}
-	})
-	check(t, "oslo-config-validator accepts the rendered backends.conf", func(t *testing.T) {
-		if out, err := validate(optData, r.backends); err != nil {
-			t.Errorf("%v\n%s", err, out)
-		}
-	})
-	check(t, "the committed option catalog of "+rel.catalog+" is what this Glance reads", func(t *testing.T) {
-		script, err := os.ReadFile("../../../hack/catalog.py")
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := rel.run(t, "", "", nil, "/usr/bin/python3", "-c", string(script), rel.catalog, rel.suite).Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		committed, err := os.ReadFile("../../../krm/catalogs/" + rel.catalog + ".json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(string(committed), string(out)); diff != "" {
-			t.Errorf("krm/catalogs/%s.json is stale: run make generate-catalogs (-committed +now):\n%s", rel.catalog, diff)
-		}
-	})
-	check(t, "oslo-config-validator rejects a misspelt store option", func(t *testing.T) {
-		b, _ := os.ReadFile(r.backends)
-		bad := write(t, filepath.Join(root, "misspelt", "backends.conf"),
-			strings.Replace(string(b), "s3_store_bucket =", "s3_store_bukket =", 1))
-		out, err := validate(optData, bad)
-		if err == nil || !strings.Contains(out, "s3_store_bukket") {
-			t.Errorf("the validator did not refuse s3_store_bukket (err %v):\n%s", err, out)
-		}
-	})
-
-	var g *glanceAPI
-	if !check(t, "glance-api starts on the rendered files and the init container's credentials file", func(t *testing.T) {
-		initLog := startPod(t, r, secrets)
-		assertNoCredential(t, initLog, secrets)
-		g = startGlance(t, filepath.Join(root, "v1"), r)
-	}) {
-		t.FailNow()
-	}
-	t.Cleanup(g.stop)
-	check(t, "GET /v2/info/stores lists every store with exactly the default flagged", func(t *testing.T) {
-		want := map[string]string{"primary": "true", "secondary": ""}
-		if diff := cmp.Diff(want, stores(t, g)); diff != "" {
-			t.Errorf("stores (-want +got):\n%s", diff)
-		}
-	})
-	check(t, "glance-manage db_sync made Glance's tables in MariaDB, as the Secret's user with the Secret's password", func(t *testing.T) {
-		tables := db.query(t, "SHOW TABLES FROM glance")
-		for _, want := range []string{"images", "image_locations", "alembic_version"} {
-			if !slices.Contains(tables, want) {
-				t.Errorf("table %s is missing from database glance: %v", want, tables)
-			}
-		}
-		if !strings.ContainsAny(dbCreds["password"], `$%@:/?#[]'"\`) {
-			t.Fatalf("the test password %q has none of the characters a URL gives a meaning to", dbCreds["password"])
-		}
-	})
-	check(t, "glance's own option registration reads the service password and the composed connection back exactly", func(t *testing.T) {
-		got := readSecretOptions(t, r)
-		want := map[string]string{
-			"password":    secretValue(t, secrets, "glance-service-user")["password"],
-			"db_driver":   "mysql+pymysql",
-			"db_username": dbCreds["username"],
-			"db_password": dbCreds["password"],
-			"db_host":     "127.0.0.1",
-			"db_port":     fmt.Sprint(db.port),
-			"db_database": "glance",
-			"db_query":    "charset=utf8",
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("read back, the connection parsed by SQLAlchemy (-want +got):\n%s", diff)
-		}
-	})
-	check(t, "glance's key manager is barbican, reached through the internal Identity endpoint (spec.imageSignatureVerification)", func(t *testing.T) {
-		const script = `
-import json, sys
-from oslo_config import cfg
-from glance.common import config  # glance's own options
-from castellan import key_manager
-conf = cfg.CONF
-conf(args=[], project="glance", prog="glance-api", default_config_files=[])
-km = key_manager.API(conf)  # what glance's images API builds at start
-json.dump({"manager": type(km).__name__, "auth_endpoint": conf.barbican.auth_endpoint,
-           "barbican_endpoint_type": conf.barbican.barbican_endpoint_type}, sys.stdout)
-`
-		got := pythonInPod(t, r, script)
-		want := map[string]string{"manager": "BarbicanKeyManager", "auth_endpoint": "http://127.0.0.1:5000/v3", "barbican_endpoint_type": "internal"}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("(-want +got):\n%s", diff)
-		}
-	})
-	var ks *keystone
-	release := t
-	check(t, "a real Keystone (bookworm's, on MariaDB) bootstrapped with Glance's service user and the Secret's password", func(t *testing.T) {
-		ks = startKeystone(t, release, db, secretValue(t, secrets, "glance-service-user")["password"])
-		if !strings.ContainsAny(secretValue(t, secrets, "glance-service-user")["password"], `$"' `) {
-			t.Fatal("the service user's test password has none of $, quotes and spaces")
-		}
-	})
-	var gp *glanceAPI // a Glance behind the rendered [keystone_authtoken]
-	var rp rendering
-	check(t, "the rendered glance-api-paste.ini and [keystone_authtoken] validate real Keystone tokens: /healthcheck open, /v2/images 200 with a token, 401 without or with a forged one", func(t *testing.T) {
-		if ks == nil {
-			t.Skip("no Keystone")
-		}
-		// The example without its no-Keystone paste override: glance-krm's
-		// own paste file and the keystone flavor, as the seed renders them,
-		// pointed at the Keystone above.
-		pdir := copyExample(t, s3.endpoint, rel, db.port)
-		gy := filepath.Join(pdir, "glance.yaml")
-		b, err := os.ReadFile(gy)
-		if err != nil {
-			t.Fatal(err)
-		}
-		override := "    paste_deploy:\n      config_file: /etc/glance/glance-api-paste.ini\n      flavor: \"\"\n"
-		endpoint := "keystoneEndpoint: http://127.0.0.1:5000/v3\n"
-		if !bytes.Contains(b, []byte(override)) || !bytes.Contains(b, []byte(endpoint)) {
-			t.Fatalf("examples/local-s3/glance.yaml no longer holds the paste override and the endpoint this check replaces")
-		}
-		b = bytes.Replace(b, []byte(override), nil, 1)
-		// spec.region: Debian's packaged glance-api.conf, which sid's glance
-		// reads under uwsgi, sets [keystone_authtoken] region_name =
-		// regionOne; the region the user states wins over it (measured:
-		// without it sid's authtoken finds no identity endpoint).
-		b = bytes.Replace(b, []byte(endpoint), []byte("keystoneEndpoint: "+ks.url+"\n  region: RegionOne\n"), 1)
-		write(t, gy, string(b))
-		// The drain checks retire secondary into primary (drain_test.go).
-		bf := filepath.Join(pdir, "backends.yaml")
-		bb, err := os.ReadFile(bf)
-		if err != nil || !bytes.Contains(bb, []byte("  name: secondary\n")) {
-			t.Fatalf("examples/local-s3/backends.yaml no longer names secondary: %v", err)
-		}
-		write(t, bf, strings.Replace(string(bb), "  name: secondary\n", "  name: secondary\n  annotations:\n    glance.openstack.c5c3.io/drain-to: primary\n", 1))
-		rp = render(t, rel, pdir, filepath.Join(root, "paste"))
-		startPod(t, rp, secrets)
-		gp = startGlanceReady(t, filepath.Join(root, "paste"), rp, "/healthcheck")
-		token := ks.user(t, "demo-"+rel.catalog)
-		for _, c := range []struct {
-			path, token string
-			want        int
-		}{
-			{"/healthcheck", "", http.StatusOK},
-			{"/v2/images", "", http.StatusUnauthorized},
-			{"/v2/images", "gAAAAAforged-token", http.StatusUnauthorized},
-			{"/v2/images", token, http.StatusOK},
-		} {
-			req, _ := http.NewRequest(http.MethodGet, gp.url+c.path, nil)
-			if c.token != "" {
-				req.Header.Set("X-Auth-Token", c.token)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatalf("GET %s (token %t): %v\n%s", c.path, c.token != "", err, gp.tail())
-			}
-			resp.Body.Close()
-			if resp.StatusCode != c.want {
-				t.Errorf("GET %s (token %t): %d, want %d\n%s\nkeystone:\n%s", c.path, c.token != "", resp.StatusCode, c.want, gp.tail(), ks.tail())
-			}
-		}
-		assertNoCredential(t, gp.tail(), secrets)
-	})
-	if gp != nil {
-		drainChecks(t, gp, rp, ks, s3, secrets)
-		assertNoCredential(t, gp.tail(), secrets)
-		gp.stop()
-	}
-	nonDefault, withDefault := randomBytes(t, 300_000), randomBytes(t, 200_000)
-	var idNonDefault, idDefault string
-	check(t, "an upload with X-Image-Meta-Store: secondary lands in the secondary bucket", func(t *testing.T) {
-		idNonDefault = upload(t, g, nonDefault, "secondary", http.StatusNoContent)
-		if !s3.has(t, "glance-images-2", idNonDefault) || s3.has(t, "glance-images", idNonDefault) {
-			t.Errorf("image %s is not in glance-images-2 alone", idNonDefault)
-		}
-	})
-	check(t, "an upload with no store header lands in the default store's bucket", func(t *testing.T) {
-		idDefault = upload(t, g, withDefault, "", http.StatusNoContent)
-		if !s3.has(t, "glance-images", idDefault) || s3.has(t, "glance-images-2", idDefault) {
-			t.Errorf("image %s is not in glance-images alone", idDefault)
-		}
-	})
-	check(t, "both images download back byte-identical", func(t *testing.T) {
-		for id, want := range map[string][]byte{idNonDefault: nonDefault, idDefault: withDefault} {
-			if got := download(t, g, id); !bytes.Equal(got, want) {
-				t.Errorf("image %s: downloaded %d bytes that differ from the %d uploaded", id, len(got), len(want))
-			}
-		}
-	})
-	g.stop()
-
-	// Flip the default in the kustomization and render again.
-	backends := filepath.Join(dir, "backends.yaml")
-	b, err := os.ReadFile(backends)
-	if err != nil {
-		t.Fatal(err)
-	}
-	flipped := strings.NewReplacer("isDefault: true", "isDefault: false", "isDefault: false", "isDefault: true").Replace(string(b))
-	write(t, backends, flipped)
-	var r2 rendering
-	if !check(t, "render again after flipping isDefault to secondary", func(t *testing.T) {
-		r2 = render(t, rel, dir, filepath.Join(root, "v2"))
-	}) {
-		t.FailNow()
-	}
-	check(t, "the default flip leaves the backends Secret's name unchanged", func(t *testing.T) {
-		if r2.secret != r.secret {
-			t.Errorf("Secret %s became %s", r.secret, r2.secret)
-		}
-	})
-	check(t, "the default flip renames the config ConfigMap", func(t *testing.T) {
-		if r2.configMap == r.configMap {
-			t.Errorf("ConfigMap still %s", r.configMap)
-		}
-	})
-	check(t, "after the flip an upload with no store header lands in the new default's bucket", func(t *testing.T) {
-		startPod(t, r2, secrets)
-		g2 := startGlance(t, filepath.Join(root, "v2"), r2)
-		defer g2.stop()
-		id := upload(t, g2, randomBytes(t, 1000), "", http.StatusNoContent)
-		if !s3.has(t, "glance-images-2", id) {
-			t.Errorf("image %s is not in glance-images-2", id)
-		}
-	})
-
-	// One store's credentials Secret absent: its optional projected source
-	// is skipped, as the kubelet does with optional: true.
-	var healthy []*yaml.RNode
-	for _, s := range secrets {
-		if s.GetName() != "secondary-s3-credentials" {
-			healthy = append(healthy, s)
-		}
-	}
-	write(t, backends, string(b)) // primary is the default again
-	var g3 *glanceAPI
-	if !check(t, "glance-api starts with the secondary store's credentials Secret absent", func(t *testing.T) {
-		r3 := render(t, rel, dir, filepath.Join(root, "v3"))
-		startPod(t, r3, healthy)
-		g3 = startGlance(t, filepath.Join(root, "v3"), r3)
-	}) {
-		t.FailNow()
-	}
-	t.Cleanup(g3.stop)
-	check(t, "the healthy store still accepts uploads", func(t *testing.T) {
-		id := upload(t, g3, randomBytes(t, 1000), "primary", http.StatusNoContent)
-		if !s3.has(t, "glance-images", id) {
-			t.Errorf("image %s is not in glance-images", id)
-		}
-	})
-	check(t, "the store without credentials refuses uploads", func(t *testing.T) {
-		// glance_store disables a store without keys; Glance answers 410.
-		id, status := tryUpload(t, g3, randomBytes(t, 1000), "secondary")
-		if status != http.StatusGone {
-			t.Errorf("upload to the store without credentials answered %d, want 410", status)
-		}
-		if s3.has(t, "glance-images-2", id) {
-			t.Errorf("image %s reached glance-images-2 without credentials", id)
-		}
-	})
-	g3.stop()
-
-	// A secret key that glance_store cannot carry in a location URL: the
-	// init container leaves it out, so that store is disabled, not broken.
-	unusable := withSecretData(t, secrets, "secondary-s3-credentials", map[string]string{
-		"access-key-id": "glance-krm-e2e", "secret-access-key": "with#hash"})
-	var g4 *glanceAPI
-	if !check(t, "a store key glance_store cannot carry (#) is left out by the init container, naming the option", func(t *testing.T) {
-		r4 := render(t, rel, dir, filepath.Join(root, "v4"))
-		log := startPod(t, r4, unusable)
-		if !strings.Contains(log, "[secondary] s3_store_secret_key contains") || strings.Contains(log, "with#hash") {
-			t.Errorf("init container log: %s", log)
-		}
-		g4 = startGlance(t, filepath.Join(root, "v4"), r4)
-	}) {
-		t.FailNow()
-	}
-	t.Cleanup(g4.stop)
-	check(t, "that store answers 410 and the other still accepts uploads", func(t *testing.T) {
-		if _, status := tryUpload(t, g4, randomBytes(t, 1000), "secondary"); status != http.StatusGone {
-			t.Errorf("upload to the store with an unusable key answered %d, want 410", status)
-		}
-		id := upload(t, g4, randomBytes(t, 1000), "primary", http.StatusNoContent)
-		if !s3.has(t, "glance-images", id) {
-			t.Errorf("image %s is not in glance-images", id)
-		}
-	})
-	g4.stop()
-
-	// The typed S3 options that shape uploads: multipart above
-	// largeObjectSize in parts of largeObjectChunkSize (MiB), and a bucket
-	// created on first upload.
-	write(t, backends, strings.NewReplacer(
-		"    bucket: glance-images\n", "    bucket: glance-images\n    largeObjectSize: 5\n    largeObjectChunkSize: 5\n",
-		"    bucket: glance-images-2\n", "    bucket: glance-created-on-put\n    createBucketOnPut: true\n",
-	).Replace(string(b)))
-	var g5 *glanceAPI
-	if !check(t, "glance-api starts with largeObjectSize, largeObjectChunkSize and createBucketOnPut rendered", func(t *testing.T) {
-		r5 := render(t, rel, dir, filepath.Join(root, "v5"))
-		for _, want := range []string{"s3_store_large_object_size = 5\n", "s3_store_large_object_chunk_size = 5\n", "s3_store_create_bucket_on_put = true\n"} {
-			if conf, _ := os.ReadFile(r5.backends); !strings.Contains(string(conf), want) {
-				t.Fatalf("backends.conf lacks %q", want)
-			}
-		}
-		startPod(t, r5, secrets)
-		g5 = startGlance(t, filepath.Join(root, "v5"), r5)
-	}) {
-		t.FailNow()
-	}
-	t.Cleanup(g5.stop)
-	check(t, "an image larger than largeObjectSize is uploaded in parts of largeObjectChunkSize and downloads byte-identical", func(t *testing.T) {
-		data := randomBytes(t, 12<<20) // 12 MiB: three 5 MiB parts
-		id := upload(t, g5, data, "primary", http.StatusNoContent)
-		if etag := s3.etag(t, "glance-images", id); !strings.HasSuffix(etag, "-3") {
-			t.Errorf("object %s has ETag %q: not a 3-part multipart upload", id, etag)
-		}
-		if got := download(t, g5, id); !bytes.Equal(got, data) {
-			t.Errorf("downloaded %d bytes that differ from the %d uploaded", len(got), len(data))
-		}
-	})
-	check(t, "createBucketOnPut creates the missing bucket on the first upload", func(t *testing.T) {
-		id := upload(t, g5, randomBytes(t, 1000), "secondary", http.StatusNoContent)
-		if !s3.has(t, "glance-created-on-put", id) {
-			t.Errorf("image %s is not in the bucket created on put", id)
-		}
-	})
-	g5.stop()
-
-	// What the function refuses, measured: a multipart chunk below 5 MiB,
-	// written into the rendered backends.conf by hand, disables the store
-	// in glance_store (BadStoreConfiguration); the other store still works.
-	write(t, backends, string(b))
-	check(t, "a largeObjectChunkSize below 5 (refused by glance-krm) disables the store in this glance_store", func(t *testing.T) {
-		rc := render(t, rel, dir, filepath.Join(root, "chunk"))
-		conf, err := os.ReadFile(rc.backends)
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(t, rc.backends, strings.Replace(string(conf), "[primary]\n", "[primary]\ns3_store_large_object_chunk_size = 4\n", 1))
-		startPod(t, rc, secrets)
-		gc := startGlance(t, filepath.Join(root, "chunk"), rc)
-		defer gc.stop()
-		if _, status := tryUpload(t, gc, randomBytes(t, 1000), "primary"); status != http.StatusGone {
-			t.Errorf("upload to the store with a 4 MiB chunk answered %d, want 410 (disabled)", status)
-		}
-		upload(t, gc, randomBytes(t, 1000), "secondary", http.StatusNoContent)
-	})
-
-	// bucketURLFormat virtual: glance_store addresses <bucket>.<host>,
-	// which the pod's /etc/hosts resolves to the loopback S3 server.
-	const domain = "s3.glance-krm.test"
-	virtual := startS3In(t, "us-east-1", domain, creds["access-key-id"], creds["secret-access-key"], "glance-images-virtual")
-	_, port, _ := strings.Cut(virtual.endpoint, ":")
-	write(t, backends, strings.Replace(string(b), "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
-		"    host: http://"+domain+":"+port+"\n    bucket: glance-images-virtual\n    bucketURLFormat: virtual\n", 1))
-	check(t, "bucketURLFormat virtual uploads to <bucket>.<host>", func(t *testing.T) {
-		rv := render(t, rel, dir, filepath.Join(root, "virtual"))
-		// Only <bucket>.<host> resolves: a path-style request to <host>
-		// would fail, so the upload proves virtual-hosted addressing.
-		rv.hosts = write(t, filepath.Join(root, "virtual-hosts"), "127.0.0.1 localhost\n127.0.0.1 glance-images-virtual."+domain+"\n")
-		if conf, _ := os.ReadFile(rv.backends); !strings.Contains(string(conf), "s3_store_bucket_url_format = virtual\n") {
-			t.Fatalf("backends.conf:\n%s", conf)
-		}
-		startPod(t, rv, secrets)
-		gv := startGlance(t, filepath.Join(root, "virtual"), rv)
-		defer gv.stop()
-		data := randomBytes(t, 2000)
-		id := upload(t, gv, data, "primary", http.StatusNoContent)
-		if !virtual.has(t, "glance-images-virtual", id) {
-			t.Errorf("image %s is not in glance-images-virtual", id)
-		}
-		if got := download(t, gv, id); !bytes.Equal(got, data) {
-			t.Error("the image downloads different")
-		}
-	})
-
-	if rel.catalog == "2026.2" {
-		// A store option that only the newest glance_store has, set through
-		// extraOptions: the release's catalog admits it and uploads work.
-		write(t, backends, strings.Replace(string(b), "      name: primary-s3-credentials\n",
-			"      name: primary-s3-credentials\n  extraOptions:\n    s3_store_request_checksum_calculation: when_required\n    s3_store_response_checksum_validation: when_required\n", 1))
-		check(t, "the newest release's checksum options, through extraOptions, are rendered and uploads work", func(t *testing.T) {
-			rn := render(t, rel, dir, filepath.Join(root, "newest"))
-			if conf, _ := os.ReadFile(rn.backends); !strings.Contains(string(conf), "s3_store_request_checksum_calculation = when_required\n") {
-				t.Fatalf("backends.conf:\n%s", conf)
-			}
-			startPod(t, rn, secrets)
-			gn := startGlance(t, filepath.Join(root, "newest"), rn)
-			defer gn.stop()
-			id := upload(t, gn, randomBytes(t, 3000), "primary", http.StatusNoContent)
-			if !s3.has(t, "glance-images", id) {
-				t.Errorf("image %s is not in glance-images", id)
-			}
-		})
-	}
-
-	knownS3Bugs(t, rel, dir, string(b), s3, db, secrets, root)
-
+	m := newMultiStoreRun(t, rel)
+	m.renderAndValidate()
+	g := m.startFirst()
+	m.behindKeystone()
+	m.uploads(g)
+	m.defaultFlip()
+	m.missingCredentials()
+	m.uploadShaping()
+	m.addressing()
+	knownS3Bugs(t, rel, m.dir, m.original, m.s3, m.db, m.secrets, m.root)
 	if rel.rootfs == "" {
 		return // glance_store 4.1.0 has no s3_store_region_name
 	}
-	// spec.s3.region on a server that accepts only its own region: the
-	// upload works because glance_store signs for the rendered region, and
-	// fails when the region is left out (the test of the test).
-	const region = "eu-glance-krm-1"
-	regional := startS3In(t, region, "", creds["access-key-id"], creds["secret-access-key"], "glance-images-regional")
-	withRegion := func(region string) string {
-		out := strings.Replace(string(b), "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
-			"    host: http://"+regional.endpoint+"\n    bucket: glance-images-regional\n", 1)
-		if region != "" {
-			out = strings.Replace(out, "    bucket: glance-images-regional\n", "    bucket: glance-images-regional\n    region: "+region+"\n", 1)
-		}
-		return out
-	}
-	for _, c := range []struct {
-		name, region string
-		want         int
-	}{
-		{"without spec.s3.region the region's S3 server refuses the upload", "", 0},
-		{"with spec.s3.region rendered the upload lands in the region's bucket", region, http.StatusNoContent},
-	} {
-		write(t, backends, withRegion(c.region))
-		check(t, c.name, func(t *testing.T) {
-			rr := render(t, rel, dir, filepath.Join(root, "region-"+cmpOr(c.region, "none")))
-			if conf, _ := os.ReadFile(rr.backends); strings.Contains(string(conf), "s3_store_region_name") != (c.region != "") {
-				t.Fatalf("backends.conf:\n%s", conf)
-			}
-			startPod(t, rr, secrets)
-			gr := startGlance(t, filepath.Join(root, "region-"+cmpOr(c.region, "none")), rr)
-			defer gr.stop()
-			id, status := tryUpload(t, gr, randomBytes(t, 1000), "primary")
-			switch {
-			case c.want == 0 && status < 400:
-				t.Errorf("the upload signed for us-east-1 was accepted (%d) by a server of region %s", status, region)
-			case c.want != 0 && (status != c.want || !regional.has(t, "glance-images-regional", id)):
-				t.Errorf("upload answered %d, want %d, and must land in glance-images-regional", status, c.want)
-			}
-		})
-	}
+	m.region()
+	m.privateCA()
+}
 
-	// TLS with a private CA: the S3 server's certificate is signed by a CA
-	// made here; glance trusts it only through spec.s3.caBundleRef, which
-	// glance-krm mounts and names in s3_store_cacert.
-	ca := makeTLS(t)
-	secure := startS3With(t, s3Options{region: "us-east-1", tls: ca}, creds["access-key-id"], creds["secret-access-key"], "glance-images-tls")
-	caSecret, err := yaml.Parse("apiVersion: v1\nkind: Secret\nmetadata: {name: s3-ca}\nstringData: {}\n")
+// multiStoreRun is what one release's checks share: the example copied
+// and pointed at a loopback S3 server and MariaDB, its credentials, and
+// its first render; each step below renders its own variant of the
+// backends from the example's original and starts its own glance-api.
+type multiStoreRun struct {
+	t              *testing.T
+	rel            release
+	secrets        []*yaml.RNode
+	creds, dbCreds map[string]string
+	s3             *s3Server
+	db             *mariaDB
+	dir, root      string
+	backends       string // the copy's backends.yaml
+	original       string // and what the example has in it
+	r              rendering
+}
+
+func newMultiStoreRun(t *testing.T, rel release) *multiStoreRun {
+	m := &multiStoreRun{t: t, rel: rel, root: t.TempDir()}
+	m.secrets = readObjects(t, filepath.Join(example, "test-credentials.yaml"))
+	m.creds = secretValue(t, m.secrets, "primary-s3-credentials")
+	m.s3 = startS3(t, m.creds["access-key-id"], m.creds["secret-access-key"], "glance-images", "glance-images-2")
+	m.dbCreds = secretValue(t, m.secrets, "glance-db")
+	m.db = startMariaDB(t, "glance", m.dbCreds["username"], m.dbCreds["password"])
+	m.dir = copyExample(t, m.s3.endpoint, rel, m.db.port)
+	m.backends = filepath.Join(m.dir, "backends.yaml")
+	b, err := os.ReadFile(m.backends)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := caSecret.PipeE(yaml.SetField("stringData", yaml.NewMapRNode(&map[string]string{"ca.crt": string(ca.caPEM)}))); err != nil {
-		t.Fatal(err)
-	}
-	withCA := append(slices.Clone(secrets), caSecret)
-	for _, c := range []struct {
-		name string
-		ca   bool
-	}{
-		{"without spec.s3.caBundleRef glance does not trust the S3 server's private CA", false},
-		{"with spec.s3.caBundleRef the upload over HTTPS lands in the bucket", true},
-	} {
-		out := strings.Replace(string(b), "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
-			"    host: https://"+secure.endpoint+"\n    bucket: glance-images-tls\n", 1)
-		if c.ca {
-			out = strings.Replace(out, "    bucket: glance-images-tls\n", "    bucket: glance-images-tls\n    caBundleRef: {kind: Secret, name: s3-ca}\n", 1)
-		}
-		write(t, backends, out)
-		check(t, c.name, func(t *testing.T) {
-			dirName := "tls-" + map[bool]string{true: "ca", false: "none"}[c.ca]
-			rt := render(t, rel, dir, filepath.Join(root, dirName))
-			if conf, _ := os.ReadFile(rt.backends); strings.Contains(string(conf), "s3_store_cacert = /etc/glance/glance.conf.d/s3-ca/primary.pem") != c.ca {
-				t.Fatalf("backends.conf:\n%s", conf)
-			}
-			startPod(t, rt, withCA)
-			gt := startGlance(t, filepath.Join(root, dirName), rt)
-			defer gt.stop()
-			id, status := tryUpload(t, gt, randomBytes(t, 1000), "primary")
-			switch {
-			case !c.ca && status < 400:
-				t.Errorf("the upload was accepted (%d) without the CA", status)
-			case c.ca && (status != http.StatusNoContent || !secure.has(t, "glance-images-tls", id)):
-				t.Errorf("upload answered %d, want 204, and must land in glance-images-tls", status)
-			}
-		})
-	}
+	m.original = string(b)
+	return m
 }
 
 func cmpOr(a, b string) string {

@@ -4,9 +4,7 @@ package glance_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,14 +16,100 @@ import (
 	"github.com/c5c3/glance-krm/internal/testenv"
 )
 
+// behindKeystone puts a Glance of the example behind a real Keystone (the
+// paste pipeline and [keystone_authtoken] as the seed renders them), then
+// runs the drain checks on it.
+func (m *multiStoreRun) behindKeystone() {
+	t := m.t
+	rel := m.rel
+	secrets := m.secrets
+	s3 := m.s3
+	db := m.db
+	root := m.root
+	var ks *keystone
+	release := t
+	check(t, "a real Keystone (bookworm's, on MariaDB) bootstrapped with Glance's service user and the Secret's password", func(t *testing.T) {
+		ks = startKeystone(t, release, db, secretValue(t, secrets, "glance-service-user")["password"])
+		if !strings.ContainsAny(secretValue(t, secrets, "glance-service-user")["password"], `$"' `) {
+			t.Fatal("the service user's test password has none of $, quotes and spaces")
+		}
+	})
+	var gp *glanceAPI // a Glance behind the rendered [keystone_authtoken]
+	var rp rendering
+	check(t, "the rendered glance-api-paste.ini and [keystone_authtoken] validate real Keystone tokens: /healthcheck open, /v2/images 200 with a token, 401 without or with a forged one", func(t *testing.T) {
+		if ks == nil {
+			t.Skip("no Keystone")
+		}
+		// The example without its no-Keystone paste override: glance-krm's
+		// own paste file and the keystone flavor, as the seed renders them,
+		// pointed at the Keystone above.
+		pdir := copyExample(t, s3.endpoint, rel, db.port)
+		gy := filepath.Join(pdir, "glance.yaml")
+		b, err := os.ReadFile(gy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		override := "    paste_deploy:\n      config_file: /etc/glance/glance-api-paste.ini\n      flavor: \"\"\n"
+		endpoint := "keystoneEndpoint: http://127.0.0.1:5000/v3\n"
+		if !bytes.Contains(b, []byte(override)) || !bytes.Contains(b, []byte(endpoint)) {
+			t.Fatalf("examples/local-s3/glance.yaml no longer holds the paste override and the endpoint this check replaces")
+		}
+		b = bytes.Replace(b, []byte(override), nil, 1)
+		// spec.region: Debian's packaged glance-api.conf, which sid's glance
+		// reads under uwsgi, sets [keystone_authtoken] region_name =
+		// regionOne; the region the user states wins over it (measured:
+		// without it sid's authtoken finds no identity endpoint).
+		b = bytes.Replace(b, []byte(endpoint), []byte("keystoneEndpoint: "+ks.URL+"\n  region: RegionOne\n"), 1)
+		write(t, gy, string(b))
+		// The drain checks retire secondary into primary (drain_test.go).
+		bf := filepath.Join(pdir, "backends.yaml")
+		bb, err := os.ReadFile(bf)
+		if err != nil || !bytes.Contains(bb, []byte("  name: secondary\n")) {
+			t.Fatalf("examples/local-s3/backends.yaml no longer names secondary: %v", err)
+		}
+		write(t, bf, strings.Replace(string(bb), "  name: secondary\n", "  name: secondary\n  annotations:\n    glance.openstack.c5c3.io/drain-to: primary\n", 1))
+		rp = render(t, rel, pdir, filepath.Join(root, "paste"))
+		startPod(t, rp, secrets)
+		gp = startGlanceReady(t, filepath.Join(root, "paste"), rp, "/healthcheck")
+		token := ks.User(t, "demo-"+rel.catalog)
+		for _, c := range []struct {
+			path, token string
+			want        int
+		}{
+			{"/healthcheck", "", http.StatusOK},
+			{"/v2/images", "", http.StatusUnauthorized},
+			{"/v2/images", "gAAAAAforged-token", http.StatusUnauthorized},
+			{"/v2/images", token, http.StatusOK},
+		} {
+			req, _ := http.NewRequest(http.MethodGet, gp.url+c.path, nil)
+			if c.token != "" {
+				req.Header.Set("X-Auth-Token", c.token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("GET %s (token %t): %v\n%s", c.path, c.token != "", err, gp.tail())
+			}
+			resp.Body.Close()
+			if resp.StatusCode != c.want {
+				t.Errorf("GET %s (token %t): %d, want %d\n%s\nkeystone:\n%s", c.path, c.token != "", resp.StatusCode, c.want, gp.tail(), ks.tail())
+			}
+		}
+		assertNoCredential(t, gp.tail(), secrets)
+	})
+	if gp != nil {
+		drainChecks(t, gp, rp, ks, s3, secrets)
+		assertNoCredential(t, gp.tail(), secrets)
+		gp.stop()
+	}
+}
+
 // keystone is Debian bookworm's Keystone (the keystone root file system,
 // rootfs.sh) on its own database of a test's MariaDB, bootstrapped by the
 // test and served by uwsgi on loopback: tokens are Keystone's own, so
 // Glance's authtoken middleware validates them for real.
 type keystone struct {
-	url   string // the Identity v3 endpoint, http://127.0.0.1:PORT/v3
-	admin string // a token of the bootstrap admin, project admin
-	log   string
+	testenv.Keystone // URL: http://127.0.0.1:PORT/v3
+	log              string
 }
 
 // The bootstrap admin's password: Keystone's only, never Glance's.
@@ -53,7 +137,8 @@ func startKeystone(t, owner *testing.T, db *mariaDB, servicePassword string) *ke
 		t.Fatal(err)
 	}
 	port := testenv.FreePort(t)
-	k := &keystone{url: fmt.Sprintf("http://127.0.0.1:%d/v3", port), log: filepath.Join(dir, "keystone.log")}
+	k := &keystone{log: filepath.Join(dir, "keystone.log")}
+	k.URL, k.Log = fmt.Sprintf("http://127.0.0.1:%d/v3", port), k.tail
 	conf := write(t, filepath.Join(dir, "keystone.conf"), fmt.Sprintf(`[DEFAULT]
 log_file = %[1]s/keystone-manage.log
 [database]
@@ -79,7 +164,7 @@ key_repository = %[1]s/credential-keys
 	manage("fernet_setup", "--keystone-user", "root", "--keystone-group", "root")
 	manage("credential_setup", "--keystone-user", "root", "--keystone-group", "root")
 	manage("bootstrap", "--bootstrap-password", keystoneAdminPassword, "--bootstrap-region-id", "RegionOne",
-		"--bootstrap-public-url", k.url, "--bootstrap-internal-url", k.url, "--bootstrap-admin-url", k.url)
+		"--bootstrap-public-url", k.URL, "--bootstrap-internal-url", k.URL, "--bootstrap-admin-url", k.URL)
 
 	log, err := os.Create(k.log)
 	if err != nil {
@@ -105,7 +190,7 @@ key_repository = %[1]s/credential-keys
 	})
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		if resp, err := http.Get(k.url); err == nil {
+		if resp, err := http.Get(k.URL); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				break
@@ -120,107 +205,12 @@ key_repository = %[1]s/credential-keys
 			t.Fatalf("keystone did not answer in 90 s: %s", k.tail())
 		}
 	}
-	k.admin = k.token(t, "admin", keystoneAdminPassword, "admin")
-	service := k.create(t, "projects", "project", map[string]any{"name": "service", "domain_id": "default"})
-	role := k.create(t, "roles", "role", map[string]any{"name": "service"})
-	user := k.create(t, "users", "user", map[string]any{"name": "glance", "domain_id": "default", "password": servicePassword})
-	k.call(t, http.MethodPut, "/projects/"+service+"/users/"+user+"/roles/"+role, nil, http.StatusNoContent)
+	k.Admin = k.Token(t, "admin", keystoneAdminPassword, "admin")
+	service := k.Create(t, "projects", "project", map[string]any{"name": "service", "domain_id": "default"})
+	role := k.Create(t, "roles", "role", map[string]any{"name": "service"})
+	user := k.Create(t, "users", "user", map[string]any{"name": "glance", "domain_id": "default", "password": servicePassword})
+	k.Call(t, http.MethodPut, "/projects/"+service+"/users/"+user+"/roles/"+role, nil, nil, http.StatusNoContent)
 	return k
-}
-
-// user creates a user with the member role in a project of its own and
-// returns a project-scoped token of it.
-func (k *keystone) user(t *testing.T, name string) string {
-	t.Helper()
-	project := k.create(t, "projects", "project", map[string]any{"name": name, "domain_id": "default"})
-	user := k.create(t, "users", "user", map[string]any{"name": name, "domain_id": "default", "password": name + "-pw"})
-	var roles struct {
-		Roles []struct{ ID string } `json:"roles"`
-	}
-	k.call(t, http.MethodGet, "/roles?name=member", &roles, http.StatusOK)
-	if len(roles.Roles) != 1 {
-		t.Fatalf("keystone has %d roles named member", len(roles.Roles))
-	}
-	k.call(t, http.MethodPut, "/projects/"+project+"/users/"+user+"/roles/"+roles.Roles[0].ID, nil, http.StatusNoContent)
-	return k.token(t, name, name+"-pw", name)
-}
-
-// grant gives a user of the default domain a role in a project, by name.
-func (k *keystone) grant(t *testing.T, user, project, role string) {
-	t.Helper()
-	id := func(collection, name string) string {
-		var out map[string]json.RawMessage // the collection, and its links
-		k.call(t, http.MethodGet, "/"+collection+"?name="+name, &out, http.StatusOK)
-		var items []struct{ ID string }
-		if err := json.Unmarshal(out[collection], &items); err != nil || len(items) != 1 {
-			t.Fatalf("keystone has %d %s named %s (%v)", len(items), collection, name, err)
-		}
-		return items[0].ID
-	}
-	k.call(t, http.MethodPut, "/projects/"+id("projects", project)+"/users/"+id("users", user)+"/roles/"+id("roles", role), nil, http.StatusNoContent)
-}
-
-// token authenticates a user of the default domain by password, scoped
-// to a project of that domain.
-func (k *keystone) token(t *testing.T, user, password, project string) string {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"auth": map[string]any{
-		"identity": map[string]any{"methods": []string{"password"}, "password": map[string]any{
-			"user": map[string]any{"name": user, "domain": map[string]any{"id": "default"}, "password": password}}},
-		"scope": map[string]any{"project": map[string]any{"name": project, "domain": map[string]any{"id": "default"}}},
-	}})
-	resp, err := http.Post(k.url+"/auth/tokens", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusCreated || resp.Header.Get("X-Subject-Token") == "" {
-		t.Fatalf("keystone token for %s: %d %s\n%s", user, resp.StatusCode, b, k.tail())
-	}
-	return resp.Header.Get("X-Subject-Token")
-}
-
-// create POSTs one object of the Identity API as the admin; its id.
-func (k *keystone) create(t *testing.T, collection, kind string, fields map[string]any) string {
-	t.Helper()
-	var out map[string]struct{ ID string }
-	k.callBody(t, http.MethodPost, "/"+collection, map[string]any{kind: fields}, &out, http.StatusCreated)
-	return out[kind].ID
-}
-
-func (k *keystone) call(t *testing.T, method, path string, out any, want int) {
-	t.Helper()
-	k.callBody(t, method, path, nil, out, want)
-}
-
-func (k *keystone) callBody(t *testing.T, method, path string, in, out any, want int) {
-	t.Helper()
-	var body io.Reader
-	if in != nil {
-		b, _ := json.Marshal(in)
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, k.url+path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-Auth-Token", k.admin)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		t.Fatalf("keystone %s %s: %d, want %d: %s", method, path, resp.StatusCode, want, b)
-	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("keystone %s %s: %v: %s", method, path, err, b)
-		}
-	}
 }
 
 func (k *keystone) tail() string {
