@@ -87,6 +87,18 @@ type drainImage struct {
 	data []byte
 }
 
+// drainSet is what the drain checks hand each other: the drain as the
+// render has it, the images uploaded and where, and the admin's token.
+type drainSet struct {
+	d           drainer
+	dir         string // the release's: the script and the record outlive each check
+	job         string
+	images      map[string]drainImage
+	byStore     map[string][]string // store → the ids of its images
+	deactivated string
+	admin       string // a token of Keystone's admin
+}
+
 // drainChecks: images of every kind Glance lists apart (private to two
 // projects, hidden, community, public, shared with each member status,
 // deactivated, one in both stores) spread over both stores; drain
@@ -99,36 +111,46 @@ type drainImage struct {
 // secondary's bucket is empty. g is a Glance behind the rendered
 // [keystone_authtoken].
 func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3Server, secrets []*yaml.RNode) {
-	var d drainer
-	var job string
-	dir := t.TempDir() // the release's: the script and the record outlive each check
-	if !check(t, "drain: the render holds the drain of secondary into primary (its script's ConfigMap and its Job)", func(t *testing.T) {
+	ds := &drainSet{dir: t.TempDir(), images: map[string]drainImage{}, byStore: map[string][]string{}}
+	if !ds.rendered(t, g, rp) {
+		return
+	}
+	ds.uploaded(t, g, rp, ks, s3)
+	if len(ds.byStore["secondary"]) != 13 {
+		return
+	}
+	ds.runs(t, g, s3, secrets)
+}
+
+// rendered: the render holds the drain of secondary into primary, and the
+// drainer runs its script as the Job would.
+func (ds *drainSet) rendered(t *testing.T, g *glanceAPI, rp rendering) bool {
+	return check(t, "drain: the render holds the drain of secondary into primary (its script's ConfigMap and its Job)", func(t *testing.T) {
 		if rp.drainScript == "" || rp.drainJob == nil {
 			t.Fatal("no drain script or Job in the render")
 		}
-		job = rp.drainJob.GetName()
+		ds.job = rp.drainJob.GetName()
 		c := lookup(t, rp.drainJob, "spec", "template", "spec", "containers", "[name=store-drain]")
 		argv := stringsOf(t, c, "command")
 		if len(argv) != 4 || argv[0] != "python3" || argv[2] != "secondary" || argv[3] != "primary" {
 			t.Fatalf("the drain Job runs %v", argv)
 		}
-		d = drainer{r: rp, from: argv[2], to: argv[3], url: g.url, record: filepath.Join(dir, "record.json"),
-			script: write(t, filepath.Join(dir, "drain.py"), rp.drainScript)}
+		ds.d = drainer{r: rp, from: argv[2], to: argv[3], url: g.url, record: filepath.Join(ds.dir, "record.json"),
+			script: write(t, filepath.Join(ds.dir, "drain.py"), rp.drainScript)}
 		for _, e := range containerEnv(t, c) {
 			if !strings.HasPrefix(e, "GLANCE_URL=") && !strings.HasPrefix(e, "GLANCE_KRM_DRAIN_RECORD=") {
-				d.env = append(d.env, e)
+				ds.d.env = append(ds.d.env, e)
 			}
 		}
-		if !slices.Contains(d.env, "GLANCE_KRM_DRAIN_JOB="+job) {
-			t.Errorf("the drain Job's container is not told its Job's name %s: %v", job, d.env)
+		if !slices.Contains(ds.d.env, "GLANCE_KRM_DRAIN_JOB="+ds.job) {
+			t.Errorf("the drain Job's container is not told its Job's name %s: %v", ds.job, ds.d.env)
 		}
-	}) {
-		return
-	}
-	images := map[string]drainImage{}
-	byStore := map[string][]string{}
-	var deactivated string
-	admin := ks.Token(t, "admin", keystoneAdminPassword, "admin")
+	})
+}
+
+// uploaded puts images of every kind into both stores.
+func (ds *drainSet) uploaded(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3Server) {
+	ds.admin = ks.Token(t, "admin", keystoneAdminPassword, "admin")
 	check(t, "drain: images of every kind, uploaded with Keystone tokens: private to two projects, hidden, community, public, shared (pending, accepted, rejected), deactivated, in both stores", func(t *testing.T) {
 		// Glance's default policy lets an admin copy images and delete a
 		// location; deployments give the service user admin in the
@@ -138,14 +160,14 @@ func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3S
 		for _, user := range []string{"drain-a", "drain-b"} {
 			tokens[user] = ks.User(t, user+"-"+rp.rel.catalog)
 		}
-		tokens["admin"] = admin
+		tokens["admin"] = ds.admin
 		n := 0
 		add := func(kind, user, store string, fields map[string]any) string {
 			n++
 			data := randomBytes(t, 50_000+1_000*n)
 			id := authedUploadWith(t, g, tokens[user], data, store, fields)
-			images[id] = drainImage{kind: kind, data: data}
-			byStore[store] = append(byStore[store], id)
+			ds.images[id] = drainImage{kind: kind, data: data}
+			ds.byStore[store] = append(ds.byStore[store], id)
 			return id
 		}
 		for _, user := range []string{"drain-a", "drain-b"} {
@@ -157,7 +179,7 @@ func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3S
 		add("hidden community", "drain-b", "secondary", map[string]any{"os_hidden": true, "visibility": "community"})
 		add("community", "drain-a", "secondary", map[string]any{"visibility": "community"})
 		add("public", "admin", "secondary", map[string]any{"visibility": "public"})
-		projectB := ownerOf(t, g, tokens["drain-b"], byStore["secondary"][2])
+		projectB := ownerOf(t, g, tokens["drain-b"], ds.byStore["secondary"][2])
 		for _, status := range []string{"pending", "accepted", "rejected"} {
 			id := add("shared, "+status, "drain-a", "secondary", map[string]any{"visibility": "shared"})
 			imageCall(t, g, tokens["drain-a"], http.MethodPost, "/v2/images/"+id+"/members", map[string]any{"member": projectB}, http.StatusOK)
@@ -166,42 +188,43 @@ func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3S
 			}
 		}
 		both := add("in both stores", "drain-b", "secondary", nil)
-		copyInto(t, g, admin, both, "primary")
-		deactivated = add("deactivated", "drain-a", "secondary", nil)
-		imageCall(t, g, admin, http.MethodPost, "/v2/images/"+deactivated+"/actions/deactivate", nil, http.StatusNoContent)
+		copyInto(t, g, ds.admin, both, "primary")
+		ds.deactivated = add("deactivated", "drain-a", "secondary", nil)
+		imageCall(t, g, ds.admin, http.MethodPost, "/v2/images/"+ds.deactivated+"/actions/deactivate", nil, http.StatusNoContent)
 		// What a user lists (Glance's defaults) is not every image: the
 		// hidden and the community ones of another project are left out,
 		// which the drain's listing must not do.
-		listed := listIDs(t, g, admin, "")
+		listed := listIDs(t, g, ds.admin, "")
 		for _, i := range []int{4, 5, 6} { // hidden, hidden community, community of drain-a
-			if id := byStore["secondary"][i]; slices.Contains(listed, id) {
-				t.Errorf("Glance's default listing shows image %s (%s): this check no longer proves the drain lists it", id, images[id].kind)
+			if id := ds.byStore["secondary"][i]; slices.Contains(listed, id) {
+				t.Errorf("Glance's default listing shows image %s (%s): this check no longer proves the drain lists it", id, ds.images[id].kind)
 			}
 		}
 	})
-	if len(byStore["secondary"]) != 13 {
-		return
-	}
-	inSecondary := len(byStore["secondary"])
+}
+
+// runs drains secondary three times: failing, killed and resumed, complete.
+func (ds *drainSet) runs(t *testing.T, g *glanceAPI, s3 *s3Server, secrets []*yaml.RNode) {
+	inSecondary := len(ds.byStore["secondary"])
 	check(t, "drain: the target's bucket gone, every copy fails, the Job fails naming each image, no location is removed", func(t *testing.T) {
 		gone := s3.dir + "/glance-images"
 		if err := os.Rename(gone, gone+".away"); err != nil {
 			t.Fatal(err)
 		}
-		out, err := d.command(t).CombinedOutput()
+		out, err := ds.d.command(t).CombinedOutput()
 		if renameErr := os.Rename(gone+".away", gone); renameErr != nil {
 			t.Fatal(renameErr)
 		}
 		if err == nil {
 			t.Fatalf("the drain succeeded with its target's bucket gone:\n%s", out)
 		}
-		rec := d.read(t, out)
-		if rec.State != "Failed" || len(rec.Record.Moved) != 0 || len(rec.Record.Failed) != inSecondary || rec.Remaining != strconv.Itoa(inSecondary) || rec.Job != job {
-			t.Errorf("record %+v, want Failed, %d failed, %d remaining, job %s\n%s", rec, inSecondary, inSecondary, job, out)
+		rec := ds.d.read(t, out)
+		if rec.State != "Failed" || len(rec.Record.Moved) != 0 || len(rec.Record.Failed) != inSecondary || rec.Remaining != strconv.Itoa(inSecondary) || rec.Job != ds.job {
+			t.Errorf("record %+v, want Failed, %d failed, %d remaining, job %s\n%s", rec, inSecondary, inSecondary, ds.job, out)
 		}
-		for _, id := range byStore["secondary"] {
+		for _, id := range ds.byStore["secondary"] {
 			if _, named := rec.Record.Failed[id]; !named {
-				t.Errorf("the failed drain does not name image %s (%s)", id, images[id].kind)
+				t.Errorf("the failed drain does not name image %s (%s)", id, ds.images[id].kind)
 			}
 			if !s3.has(t, "glance-images-2", id) {
 				t.Errorf("image %s lost its data in secondary", id)
@@ -210,12 +233,12 @@ func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3S
 		assertNoCredential(t, string(out)+fmt.Sprint(rec), secrets)
 	})
 	check(t, "drain: Glance refuses to copy a deactivated image or to remove its location (the drain names it, never reactivates it)", func(t *testing.T) {
-		imageCall(t, g, admin, http.MethodPost, "/v2/images/"+deactivated+"/import",
+		imageCall(t, g, ds.admin, http.MethodPost, "/v2/images/"+ds.deactivated+"/import",
 			map[string]any{"method": map[string]any{"name": "copy-image"}, "stores": []string{"primary"}}, http.StatusConflict)
-		imageCall(t, g, admin, http.MethodDelete, "/v2/stores/secondary/"+deactivated, nil, http.StatusConflict)
+		imageCall(t, g, ds.admin, http.MethodDelete, "/v2/stores/secondary/"+ds.deactivated, nil, http.StatusConflict)
 	})
 	check(t, "drain: killed after its first image, a second run resumes, moves every active image and fails naming the deactivated one", func(t *testing.T) {
-		cmd := d.command(t)
+		cmd := ds.d.command(t)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -233,41 +256,41 @@ func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3S
 			}
 		}
 		cmd.killGroup()
-		if rec := d.read(t, first.Bytes()); rec.State != "Running" || len(rec.Record.Moved) != 1 {
+		if rec := ds.d.read(t, first.Bytes()); rec.State != "Running" || len(rec.Record.Moved) != 1 {
 			t.Fatalf("killed after one image, the record is %+v\n%s", rec, first.String())
 		}
-		out, err := d.command(t).CombinedOutput()
+		out, err := ds.d.command(t).CombinedOutput()
 		if err == nil {
 			t.Errorf("the second run succeeded with a deactivated image in secondary:\n%s", out)
 		}
-		rec := d.read(t, out)
-		if rec.State != "Failed" || rec.Remaining != "1" || len(rec.Record.Failed) != 1 || !strings.Contains(rec.Record.Failed[deactivated], "status deactivated") ||
-			len(rec.Record.Moved) != inSecondary-2 || rec.Job != job {
-			t.Errorf("record %+v, want Failed, 1 remaining, the deactivated image %s failed, %d moved\n%s\n%s", rec, deactivated, inSecondary-2, out, g.tail())
+		rec := ds.d.read(t, out)
+		if rec.State != "Failed" || rec.Remaining != "1" || len(rec.Record.Failed) != 1 || !strings.Contains(rec.Record.Failed[ds.deactivated], "status deactivated") ||
+			len(rec.Record.Moved) != inSecondary-2 || rec.Job != ds.job {
+			t.Errorf("record %+v, want Failed, 1 remaining, the deactivated image %s failed, %d moved\n%s\n%s", rec, ds.deactivated, inSecondary-2, out, g.tail())
 		}
 		assertNoCredential(t, first.String()+string(out), secrets)
 		t.Logf("the killed run:\n%sthe second run:\n%s", first.String(), out)
 	})
 	check(t, "drain: the deactivated image reactivated, a third run completes: 0 left in a fresh listing", func(t *testing.T) {
-		imageCall(t, g, admin, http.MethodPost, "/v2/images/"+deactivated+"/actions/reactivate", nil, http.StatusNoContent)
-		out, err := d.command(t).CombinedOutput()
+		imageCall(t, g, ds.admin, http.MethodPost, "/v2/images/"+ds.deactivated+"/actions/reactivate", nil, http.StatusNoContent)
+		out, err := ds.d.command(t).CombinedOutput()
 		if err != nil {
 			t.Fatalf("the third run: %v\n%s\n%s", err, out, g.tail())
 		}
-		rec := d.read(t, out)
-		if rec.State != "Complete" || rec.Remaining != "0" || len(rec.Record.Failed) != 0 || !slices.Equal(rec.Record.Moved, []string{deactivated}) || rec.Job != job {
-			t.Errorf("record %+v, want Complete, 0 remaining, %s moved\n%s", rec, deactivated, out)
+		rec := ds.d.read(t, out)
+		if rec.State != "Complete" || rec.Remaining != "0" || len(rec.Record.Failed) != 0 || !slices.Equal(rec.Record.Moved, []string{ds.deactivated}) || rec.Job != ds.job {
+			t.Errorf("record %+v, want Complete, 0 remaining, %s moved\n%s", rec, ds.deactivated, out)
 		}
 		assertNoCredential(t, string(out), secrets)
 	})
 	check(t, "drain: every image downloads byte-identical, each from primary alone; Glance lists none in secondary; secondary's bucket is empty", func(t *testing.T) {
 		listed := map[string]map[string]any{}
 		for _, hidden := range []string{"false", "true"} {
-			for _, img := range list(t, g, admin, "visibility=all&member_status=all&os_hidden="+hidden) {
+			for _, img := range list(t, g, ds.admin, "visibility=all&member_status=all&os_hidden="+hidden) {
 				listed[img["id"].(string)] = img
 			}
 		}
-		for id, want := range images {
+		for id, want := range ds.images {
 			img := listed[id]
 			if img == nil {
 				t.Errorf("image %s (%s) is not listed", id, want.kind)
@@ -276,7 +299,7 @@ func drainChecks(t *testing.T, g *glanceAPI, rp rendering, ks *keystone, s3 *s3S
 			if img["stores"] != "primary" {
 				t.Errorf("image %s (%s) is in stores %q, want primary alone", id, want.kind, img["stores"])
 			}
-			if got := authedDownload(t, g, admin, id); !bytes.Equal(got, want.data) {
+			if got := authedDownload(t, g, ds.admin, id); !bytes.Equal(got, want.data) {
 				t.Errorf("image %s (%s): %d bytes that differ from the %d uploaded", id, want.kind, len(got), len(want.data))
 			}
 			if s3.has(t, "glance-images-2", id) {

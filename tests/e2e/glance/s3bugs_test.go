@@ -141,6 +141,14 @@ func readLog(t *testing.T, g *glanceAPI) string {
 // or warns about (krm/v1alpha1/s3_bugs.go), and that its release ranges
 // are what this release does. backends is the example's backends.yaml.
 func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, db *mariaDB, secrets []*yaml.RNode, root string) {
+	s3BugsOnTheWire(t, rel, dir, backends, s3, db, secrets, root)
+	s3BugsInLocations(t, rel, dir, backends, s3, db, secrets, root)
+}
+
+// s3BugsOnTheWire measures what a release sends to S3 and shows of a
+// store's keys in its answers and logs: checksum headers, direct_url,
+// debug logging.
+func s3BugsOnTheWire(t *testing.T, rel release, dir, backends string, s3 *s3Server, db *mariaDB, secrets []*yaml.RNode, root string) {
 	file := filepath.Join(dir, "backends.yaml")
 	defer write(t, file, backends)
 	rec := recordHeaders(t, s3.endpoint)
@@ -257,6 +265,14 @@ func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, 
 		}
 	})
 
+}
+
+// s3BugsInLocations measures what a release does with the keys its
+// images' locations carry: a removed store, a key rotation, a '/' in
+// the secret key.
+func s3BugsInLocations(t *testing.T, rel release, dir, backends string, s3 *s3Server, db *mariaDB, secrets []*yaml.RNode, root string) {
+	file := filepath.Join(dir, "backends.yaml")
+	defer write(t, file, backends)
 	// A store leaves while images are in it. Its bucket is no prefix of a
 	// remaining store's (glance matches a location to a store by URL
 	// prefix, keys and bucket included: a bucket "glance-images-2" would
@@ -373,6 +389,14 @@ func knownS3Bugs(t *testing.T, rel release, dir, backends string, s3 *s3Server, 
 		}
 	})
 
+	s3SlashInKey(t, rel, dir, backends, s3, db, secrets, root)
+}
+
+// s3SlashInKey measures LP #2134325 on a release.
+func s3SlashInKey(t *testing.T, rel release, dir, backends string, s3 *s3Server, db *mariaDB, secrets []*yaml.RNode, root string) {
+	carries := v1alpha1.ReadsWithLocationKeys(rel.catalog)
+	file := filepath.Join(dir, "backends.yaml")
+	defer write(t, file, backends)
 	// LP #2134325: the releases that rewrite a location with the
 	// configured pair when a caller who may modify the image reads it
 	// (those that read with the configured pair while locations still
