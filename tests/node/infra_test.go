@@ -4,6 +4,7 @@ package node_test
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"os"
 	"os/exec"
@@ -186,99 +187,8 @@ func makeBuckets(t *testing.T, c *minio.Client, buckets ...string) {
 	}
 }
 
-const infraManifests = `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: mariadb, namespace: glance-infra}
-spec:
-  selector: {matchLabels: {app: mariadb}}
-  template:
-    metadata: {labels: {app: mariadb}}
-    spec:
-      containers:
-      - name: mariadb
-        image: INFRA_IMAGE
-        imagePullPolicy: Never
-        command:
-        - /bin/sh
-        - -ec
-        - |
-          mariadb-install-db --user=mysql --datadir=/var/lib/mysql --skip-test-db > /dev/null
-          exec mariadbd --user=mysql --datadir=/var/lib/mysql --bind-address=0.0.0.0 --port=3306 \
-            --skip-name-resolve --socket=/run/mysqld/mysqld.sock --init-file=/init/init.sql --max-connections=500
-        ports: [{containerPort: 3306}]
-        readinessProbe:
-          tcpSocket: {port: 3306}
-          periodSeconds: 2
-        volumeMounts:
-        - {name: data, mountPath: /var/lib/mysql}
-        - {name: run, mountPath: /run/mysqld}
-        - {name: init, mountPath: /init}
-      volumes:
-      - {name: data, emptyDir: {}}
-      - {name: run, emptyDir: {}}
-      - {name: init, secret: {secretName: mariadb-init}}
----
-apiVersion: v1
-kind: Service
-metadata: {name: mariadb, namespace: glance-infra}
-spec:
-  selector: {app: mariadb}
-  ports: [{port: 3306}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: memcached, namespace: glance-infra}
-spec:
-  selector: {matchLabels: {app: memcached}}
-  template:
-    metadata: {labels: {app: memcached}}
-    spec:
-      containers:
-      - name: memcached
-        image: INFRA_IMAGE
-        imagePullPolicy: Never
-        command: [memcached, -u, nobody, -p, "11211", -l, 0.0.0.0, -m, "64"]
-        ports: [{containerPort: 11211}]
-        readinessProbe:
-          tcpSocket: {port: 11211}
-          periodSeconds: 2
----
-apiVersion: v1
-kind: Service
-metadata: {name: memcached, namespace: glance-infra}
-spec:
-  selector: {app: memcached}
-  ports: [{port: 11211}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: s3, namespace: glance-infra}
-spec:
-  selector: {matchLabels: {app: s3}}
-  template:
-    metadata: {labels: {app: s3}}
-    spec:
-      containers:
-      - name: versitygw
-        image: INFRA_IMAGE
-        imagePullPolicy: Never
-        command: [versitygw, --region, S3_REGION, --port, ":7070", --quiet, posix, /data]
-        env:
-        - name: ROOT_ACCESS_KEY
-          valueFrom: {secretKeyRef: {name: s3-credentials, key: access}}
-        - name: ROOT_SECRET_KEY
-          valueFrom: {secretKeyRef: {name: s3-credentials, key: secret}}
-        ports: [{containerPort: 7070}]
-        readinessProbe:
-          tcpSocket: {port: 7070}
-          periodSeconds: 2
-        volumeMounts: [{name: data, mountPath: /data}]
-      volumes: [{name: data, emptyDir: {}}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: s3, namespace: glance-infra}
-spec:
-  selector: {app: s3}
-  ports: [{port: 7070}]
-`
+// infraManifests is what the Glances share in glance-infra: MariaDB,
+// memcached and the S3 server (INFRA_IMAGE and S3_REGION replaced).
+//
+//go:embed testdata/infra/infra.yaml
+var infraManifests string

@@ -3,6 +3,7 @@
 package node_test
 
 import (
+	_ "embed"
 	"net/http"
 	"strings"
 	"testing"
@@ -75,74 +76,8 @@ func installKeystone(t *testing.T, n *node.Node, image, password string) *testen
 	return k
 }
 
-const keystoneManifests = `apiVersion: v1
-kind: ConfigMap
-metadata: {name: keystone, namespace: glance-infra}
-data:
-  keystone.conf: |
-    [database]
-    connection = mysql+pymysql://keystone:KEYSTONE_DB_PASSWORD@mariadb.glance-infra.svc:3306/keystone
-    [token]
-    provider = fernet
-    [fernet_tokens]
-    key_repository = /keys/fernet
-    [fernet_receipts]
-    key_repository = /keys/receipts
-    [credential]
-    key_repository = /keys/credential
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: keystone, namespace: glance-infra}
-spec:
-  selector: {matchLabels: {app: keystone}}
-  template:
-    metadata: {labels: {app: keystone}}
-    spec:
-      initContainers:
-      - name: bootstrap
-        image: KEYSTONE_IMAGE
-        imagePullPolicy: Never
-        command:
-        - /bin/sh
-        - -ec
-        - |
-          manage() { keystone-manage --config-file /etc/keystone-node/keystone.conf "$@"; }
-          manage db_sync
-          manage fernet_setup --keystone-user root --keystone-group root
-          manage credential_setup --keystone-user root --keystone-group root
-          manage bootstrap --bootstrap-password "$ADMIN_PASSWORD" --bootstrap-region-id RegionOne \
-            --bootstrap-public-url KEYSTONE_URL --bootstrap-internal-url KEYSTONE_URL --bootstrap-admin-url KEYSTONE_URL
-        env:
-        - name: ADMIN_PASSWORD
-          valueFrom: {secretKeyRef: {name: keystone-admin, key: password}}
-        volumeMounts:
-        - {name: conf, mountPath: /etc/keystone-node}
-        - {name: keys, mountPath: /keys}
-      containers:
-      - name: keystone
-        image: KEYSTONE_IMAGE
-        imagePullPolicy: Never
-        command: [uwsgi, --plugin, python3, --http-socket, "0.0.0.0:5000", --wsgi-file, /usr/bin/keystone-wsgi-public,
-          --master, --processes, "2", --threads, "4", --die-on-term, --enable-threads, --add-header, "Connection: close"]
-        env:
-        - {name: OS_KEYSTONE_CONFIG_FILES, value: /etc/keystone-node/keystone.conf}
-        ports: [{containerPort: 5000}]
-        readinessProbe:
-          httpGet: {path: /v3, port: 5000}
-          periodSeconds: 2
-          timeoutSeconds: 10
-        volumeMounts:
-        - {name: conf, mountPath: /etc/keystone-node}
-        - {name: keys, mountPath: /keys}
-      volumes:
-      - {name: conf, configMap: {name: keystone}}
-      - {name: keys, emptyDir: {}}
----
-apiVersion: v1
-kind: Service
-metadata: {name: keystone, namespace: glance-infra}
-spec:
-  selector: {app: keystone}
-  ports: [{port: 5000}]
-`
+// keystoneManifests is Keystone on the node: bootstrapped by its init
+// container, served by uwsgi behind a Service (placeholders replaced).
+//
+//go:embed testdata/keystone/keystone.yaml
+var keystoneManifests string

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -158,161 +159,14 @@ func lastLines(s string, n int) string {
 	return strings.Join(l[max(0, len(l)-n):], "\n")
 }
 
-const corednsManifests = `apiVersion: v1
-kind: ServiceAccount
-metadata: {name: coredns, namespace: kube-system}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: "glance-krm-node:coredns"}
-rules:
-- apiGroups: [""]
-  resources: [endpoints, services, pods, namespaces]
-  verbs: [list, watch]
-- apiGroups: [discovery.k8s.io]
-  resources: [endpointslices]
-  verbs: [list, watch]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: "glance-krm-node:coredns"}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "glance-krm-node:coredns"}
-subjects: [{kind: ServiceAccount, name: coredns, namespace: kube-system}]
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: coredns, namespace: kube-system}
-data:
-  Corefile: |
-    .:53 {
-        errors
-        health :8080
-        ready :8181
-        kubernetes cluster.local in-addr.arpa ip6.arpa {
-            pods insecure
-            fallthrough in-addr.arpa ip6.arpa
-        }
-        cache 30
-        loadbalance
-    }
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: coredns, namespace: kube-system, labels: {k8s-app: kube-dns}}
-spec:
-  replicas: 1
-  selector: {matchLabels: {k8s-app: kube-dns}}
-  template:
-    metadata: {labels: {k8s-app: kube-dns}}
-    spec:
-      serviceAccountName: coredns
-      dnsPolicy: Default
-      containers:
-      - name: coredns
-        image: COREDNS_IMAGE
-        imagePullPolicy: Never
-        args: [-conf, /etc/coredns/Corefile]
-        ports:
-        - {name: dns, containerPort: 53, protocol: UDP}
-        - {name: dns-tcp, containerPort: 53, protocol: TCP}
-        # A busy two-core node answers late: DNS must not flap with it.
-        readinessProbe:
-          httpGet: {path: /ready, port: 8181}
-          periodSeconds: 2
-          timeoutSeconds: 5
-          failureThreshold: 15
-        livenessProbe:
-          httpGet: {path: /health, port: 8080}
-          timeoutSeconds: 5
-          failureThreshold: 10
-        resources:
-          requests: {cpu: 100m, memory: 64Mi}
-        volumeMounts: [{name: config, mountPath: /etc/coredns}]
-      volumes: [{name: config, configMap: {name: coredns}}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: kube-dns, namespace: kube-system, labels: {k8s-app: kube-dns}}
-spec:
-  clusterIP: ` + "10.96.0.10" + `
-  selector: {k8s-app: kube-dns}
-  ports:
-  - {name: dns, port: 53, protocol: UDP}
-  - {name: dns-tcp, port: 53, protocol: TCP}
-`
+// corednsManifests is CoreDNS for the node's cluster DNS: its RBAC,
+// Corefile, Deployment and the kube-dns Service (COREDNS_IMAGE replaced).
+//
+//go:embed manifests/coredns.yaml
+var corednsManifests string
 
-const metricsServerManifests = `apiVersion: v1
-kind: ServiceAccount
-metadata: {name: metrics-server, namespace: kube-system}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: "glance-krm-node:metrics-server"}
-rules:
-- apiGroups: [""]
-  resources: [nodes/metrics]
-  verbs: [get]
-- apiGroups: [""]
-  resources: [pods, nodes]
-  verbs: [get, list, watch]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: "glance-krm-node:metrics-server"}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "glance-krm-node:metrics-server"}
-subjects: [{kind: ServiceAccount, name: metrics-server, namespace: kube-system}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: "glance-krm-node:metrics-server:auth-delegator"}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:auth-delegator"}
-subjects: [{kind: ServiceAccount, name: metrics-server, namespace: kube-system}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: "glance-krm-node:metrics-server:auth-reader", namespace: kube-system}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: "extension-apiserver-authentication-reader"}
-subjects: [{kind: ServiceAccount, name: metrics-server, namespace: kube-system}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: metrics-server, namespace: kube-system, labels: {k8s-app: metrics-server}}
-spec:
-  replicas: 1
-  selector: {matchLabels: {k8s-app: metrics-server}}
-  template:
-    metadata: {labels: {k8s-app: metrics-server}}
-    spec:
-      serviceAccountName: metrics-server
-      containers:
-      - name: metrics-server
-        image: METRICS_SERVER_IMAGE
-        imagePullPolicy: Never
-        args: [--cert-dir=/tmp, --secure-port=10250, --kubelet-insecure-tls, --kubelet-preferred-address-types=InternalIP,
-               --kubelet-use-node-status-port, --metric-resolution=15s, --kubelet-request-timeout=10s]
-        ports: [{name: https, containerPort: 10250}]
-        readinessProbe:
-          httpGet: {path: /readyz, port: https, scheme: HTTPS}
-          periodSeconds: 2
-        securityContext: {runAsNonRoot: true, runAsUser: 1000, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false}
-        volumeMounts: [{name: tmp, mountPath: /tmp}]
-      volumes: [{name: tmp, emptyDir: {}}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: metrics-server, namespace: kube-system}
-spec:
-  selector: {k8s-app: metrics-server}
-  ports: [{name: https, port: 443, targetPort: https}]
----
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {name: v1beta1.metrics.k8s.io}
-spec:
-  service: {name: metrics-server, namespace: kube-system}
-  group: metrics.k8s.io
-  version: v1beta1
-  insecureSkipTLSVerify: true
-  groupPriorityMinimum: 100
-  versionPriority: 100
-`
+// metricsServerManifests is metrics-server and its RBAC, APIService and
+// Service (METRICS_SERVER_IMAGE replaced).
+//
+//go:embed manifests/metrics-server.yaml
+var metricsServerManifests string
