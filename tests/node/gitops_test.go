@@ -27,8 +27,9 @@ import (
 
 // fluxRelease is the release Flux's Glance starts at and fluxUpgrade the
 // one it is upgraded to (then a release is skipped from there); Argo CD's
-// goes through upgradeChain (docs/proven.md says which engine covers
-// which release).
+// starts at fluxUpgrade and goes through the rest of upgradeChain, so
+// together they upgrade through every adjacent pair (docs/proven.md says
+// which engine covers which release).
 const fluxRelease, fluxUpgrade = "2025.1", "2025.2"
 
 const cmpImage = "ghcr.io/c5c3/glance-krm-argocd-cmp:dev"

@@ -42,7 +42,7 @@ func TestNode(t *testing.T) {
 	runs := func(part string) bool { return only[0] == "" || slices.Contains(only, part) }
 
 	// Every release's image: the kubectl door's, the drain's and the
-	// engines' (Argo CD's Glance goes through all of upgradeChain).
+	// engines' (Flux's Glance and then Argo CD's go through upgradeChain).
 	all := slices.Clone(releases)
 	for i := range all {
 		all[i].rootfs = testenv.Env(t, all[i].env, "make e2e-node")
@@ -59,13 +59,13 @@ func TestNode(t *testing.T) {
 	}
 	var engines []release // Argo CD's first, then Flux's
 	if runs("argocd") {
-		engines = append(engines, releaseIn(t, all, upgradeChain[0], "argocd"))
+		engines = append(engines, releaseIn(t, all, fluxUpgrade, "argocd"))
 	}
 	if runs("flux") {
 		engines = append(engines, releaseIn(t, all, fluxRelease, "flux"))
 	}
 	var chain []release
-	for _, name := range upgradeChain[1:] {
+	for _, name := range upgradeChain[slices.Index(upgradeChain, fluxUpgrade)+1:] {
 		chain = append(chain, releaseIn(t, all, name, "argocd"))
 	}
 
