@@ -46,7 +46,7 @@ func (s *scenario) underLoad(t *testing.T) {
 			// A fresh connection each: the transfers run side by side,
 			// each reading throughout the hold (one queued behind the
 			// others would read nothing and end at the deadline too).
-			c := &glanceClient{url: s.glance.url, http: s.n.HTTPClient(0)}
+			c := &glanceClient{url: s.glance.url, http: s.n.HTTPClient(0), token: s.glance.token}
 			n, _, err := c.slowDownload(hold, id, loadRate)
 			// Ended by the hold, however the client reports it (a
 			// write on the connection it closed, or the deadline).
@@ -63,7 +63,7 @@ func (s *scenario) underLoad(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := &glanceClient{url: s.glance.url, http: s.n.HTTPClient(0)}
+			c := &glanceClient{url: s.glance.url, http: s.n.HTTPClient(0), token: s.glance.token}
 			n, err := c.slowUpload(hold, uploadRate)
 			switch {
 			case hold.Err() == nil:

@@ -71,8 +71,11 @@ func TestNode(t *testing.T) {
 
 	start := time.Now()
 	archives, infra := buildImages(t, all)
+	// Keystone for the drain's Glance and Flux's, whose store drain runs
+	// as the service user.
+	needKeystone := len(drain) > 0 || runs("flux")
 	var keystone string
-	if len(drain) > 0 {
+	if needKeystone {
 		var archive string
 		keystone, archive = keystoneImage(t)
 		archives = append(archives, archive)
@@ -100,7 +103,7 @@ func TestNode(t *testing.T) {
 		makeBuckets(t, s3, bucket(r, 1), bucket(r, 2))
 	}
 	var ks *testenv.Keystone
-	if len(drain) > 0 {
+	if needKeystone {
 		ks = installKeystone(t, n, keystone, servicePassword)
 	}
 	if _, err := n.Kubectl(nil, "apply", "--server-side", "-f", filepath.Join(testenv.RepoRoot(), "krm", "crds")); err != nil {
@@ -143,6 +146,10 @@ func TestNode(t *testing.T) {
 				s := scenarioOf(t, r)
 				s.ns = namespace(r)
 				s.glance = &glanceClient{url: "http://glance." + s.ns + ".svc:9292", http: n.HTTPClient(5 * time.Minute)}
+				if r.id == "flux" {
+					s.keystone = ks
+					s.glance.token = ks.Token(t, "admin", keystoneAdminPassword, "admin")
+				}
 				if r.id == "argocd" {
 					runArgo(t, s, repo, chain)
 				} else {

@@ -72,7 +72,7 @@ func (s *scenario) flipUnderLoad(t *testing.T) rollout {
 		t.Fatal(err)
 	}
 	download := func(ip string) {
-		c := &glanceClient{url: "http://" + ip + ":9292", http: s.n.HTTPClient(0)}
+		c := &glanceClient{url: "http://" + ip + ":9292", http: s.n.HTTPClient(0), token: s.glance.token}
 		dctx, dcancel := withTimeout(3 * time.Minute)
 		defer dcancel()
 		n, sum, err := c.slowDownload(dctx, id, 1<<20)

@@ -139,7 +139,7 @@ func (s *scenario) readThrough(t *testing.T, images []stored, oldPod, newPod *co
 	ctx, cancel := withTimeout(2 * time.Minute)
 	defer cancel()
 	client := func(p *corev1.Pod) *glanceClient {
-		return &glanceClient{url: "http://" + p.Status.PodIP + ":9292", http: s.n.HTTPClient(0)}
+		return &glanceClient{url: "http://" + p.Status.PodIP + ":9292", http: s.n.HTTPClient(0), token: s.glance.token}
 	}
 	var failures []string
 	data := randomBytes(t, 256<<10)
