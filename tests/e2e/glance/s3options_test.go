@@ -25,14 +25,13 @@ func (m *multiStoreRun) uploadShaping() {
 	dir := m.dir
 	root := m.root
 	backends := m.backends
-	b := m.original
 	// The typed S3 options that shape uploads: multipart above
 	// largeObjectSize in parts of largeObjectChunkSize (MiB), and a bucket
 	// created on first upload.
 	write(t, backends, strings.NewReplacer(
 		"    bucket: glance-images\n", "    bucket: glance-images\n    largeObjectSize: 5\n    largeObjectChunkSize: 5\n",
 		"    bucket: glance-images-2\n", "    bucket: glance-created-on-put\n    createBucketOnPut: true\n",
-	).Replace(string(b)))
+	).Replace(m.original))
 	var g5 *glanceAPI
 	if !check(t, "glance-api starts with largeObjectSize, largeObjectChunkSize and createBucketOnPut rendered", func(t *testing.T) {
 		r5 := render(t, rel, dir, filepath.Join(root, "v5"))
@@ -68,7 +67,7 @@ func (m *multiStoreRun) uploadShaping() {
 	// What the function refuses, measured: a multipart chunk below 5 MiB,
 	// written into the rendered backends.conf by hand, disables the store
 	// in glance_store (BadStoreConfiguration); the other store still works.
-	write(t, backends, string(b))
+	write(t, backends, m.original)
 	check(t, "a largeObjectChunkSize below 5 (refused by glance-krm) disables the store in this glance_store", func(t *testing.T) {
 		rc := render(t, rel, dir, filepath.Join(root, "chunk"))
 		conf, err := os.ReadFile(rc.backends)
@@ -97,13 +96,12 @@ func (m *multiStoreRun) addressing() {
 	dir := m.dir
 	root := m.root
 	backends := m.backends
-	b := m.original
 	// bucketURLFormat virtual: glance_store addresses <bucket>.<host>,
 	// which the pod's /etc/hosts resolves to the loopback S3 server.
 	const domain = "s3.glance-krm.test"
 	virtual := startS3In(t, "us-east-1", domain, creds["access-key-id"], creds["secret-access-key"], "glance-images-virtual")
 	_, port, _ := strings.Cut(virtual.endpoint, ":")
-	write(t, backends, strings.Replace(string(b), "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
+	write(t, backends, strings.Replace(m.original, "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
 		"    host: http://"+domain+":"+port+"\n    bucket: glance-images-virtual\n    bucketURLFormat: virtual\n", 1))
 	check(t, "bucketURLFormat virtual uploads to <bucket>.<host>", func(t *testing.T) {
 		rv := render(t, rel, dir, filepath.Join(root, "virtual"))
@@ -129,7 +127,7 @@ func (m *multiStoreRun) addressing() {
 	if rel.catalog == "2026.2" {
 		// A store option that only the newest glance_store has, set through
 		// extraOptions: the release's catalog admits it and uploads work.
-		write(t, backends, strings.Replace(string(b), "      name: primary-s3-credentials\n",
+		write(t, backends, strings.Replace(m.original, "      name: primary-s3-credentials\n",
 			"      name: primary-s3-credentials\n  extraOptions:\n    s3_store_request_checksum_calculation: when_required\n    s3_store_response_checksum_validation: when_required\n", 1))
 		check(t, "the newest release's checksum options, through extraOptions, are rendered and uploads work", func(t *testing.T) {
 			rn := render(t, rel, dir, filepath.Join(root, "newest"))
@@ -158,14 +156,13 @@ func (m *multiStoreRun) region() {
 	dir := m.dir
 	root := m.root
 	backends := m.backends
-	b := m.original
 	// spec.s3.region on a server that accepts only its own region: the
 	// upload works because glance_store signs for the rendered region, and
 	// fails when the region is left out (the test of the test).
 	const region = "eu-glance-krm-1"
 	regional := startS3In(t, region, "", creds["access-key-id"], creds["secret-access-key"], "glance-images-regional")
 	withRegion := func(region string) string {
-		out := strings.Replace(string(b), "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
+		out := strings.Replace(m.original, "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
 			"    host: http://"+regional.endpoint+"\n    bucket: glance-images-regional\n", 1)
 		if region != "" {
 			out = strings.Replace(out, "    bucket: glance-images-regional\n", "    bucket: glance-images-regional\n    region: "+region+"\n", 1)
@@ -210,7 +207,6 @@ func (m *multiStoreRun) privateCA() {
 	dir := m.dir
 	root := m.root
 	backends := m.backends
-	b := m.original
 	// TLS with a private CA: the S3 server's certificate is signed by a CA
 	// made here; glance trusts it only through spec.s3.caBundleRef, which
 	// glance-krm mounts and names in s3_store_cacert.
@@ -231,7 +227,7 @@ func (m *multiStoreRun) privateCA() {
 		{"without spec.s3.caBundleRef glance does not trust the S3 server's private CA", false},
 		{"with spec.s3.caBundleRef the upload over HTTPS lands in the bucket", true},
 	} {
-		out := strings.Replace(string(b), "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
+		out := strings.Replace(m.original, "    host: http://"+s3.endpoint+"\n    bucket: glance-images\n",
 			"    host: https://"+secure.endpoint+"\n    bucket: glance-images-tls\n", 1)
 		if c.ca {
 			out = strings.Replace(out, "    bucket: glance-images-tls\n", "    bucket: glance-images-tls\n    caBundleRef: {kind: Secret, name: s3-ca}\n", 1)

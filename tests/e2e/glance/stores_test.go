@@ -184,10 +184,9 @@ func (m *multiStoreRun) defaultFlip() {
 	dir := m.dir
 	root := m.root
 	backends := m.backends
-	b := m.original
 	r := m.r
 	// Flip the default in the kustomization and render again.
-	flipped := strings.NewReplacer("isDefault: true", "isDefault: false", "isDefault: false", "isDefault: true").Replace(string(b))
+	flipped := strings.NewReplacer("isDefault: true", "isDefault: false", "isDefault: false", "isDefault: true").Replace(m.original)
 	write(t, backends, flipped)
 	var r2 rendering
 	if !check(t, "render again after flipping isDefault to secondary", func(t *testing.T) {
@@ -227,7 +226,6 @@ func (m *multiStoreRun) missingCredentials() {
 	dir := m.dir
 	root := m.root
 	backends := m.backends
-	b := m.original
 	// One store's credentials Secret absent: its optional projected source
 	// is skipped, as the kubelet does with optional: true.
 	var healthy []*yaml.RNode
@@ -236,7 +234,7 @@ func (m *multiStoreRun) missingCredentials() {
 			healthy = append(healthy, s)
 		}
 	}
-	write(t, backends, string(b)) // primary is the default again
+	write(t, backends, m.original) // primary is the default again
 	var g3 *glanceAPI
 	if !check(t, "glance-api starts with the secondary store's credentials Secret absent", func(t *testing.T) {
 		r3 := render(t, rel, dir, filepath.Join(root, "v3"))
