@@ -418,26 +418,28 @@ func (a *argoApp) downgrade(t *testing.T) {
 	a.s.upgradeTo(t, releaseIn(t, releases, to, a.s.rel.id))
 	a.commit(t, "back to "+to)
 	says := "goes down from " + from + " to " + to
-	testenv.Eventually(t, 10*time.Minute, 2*time.Second, "Application glance Degraded on the Glance", func() error {
-		st, err := a.status(t)
-		if err != nil {
-			return err
-		}
+	// Argo CD 3 keeps a resource's health out of the Application's status
+	// (controller.resource.health.persist); the Application's health names
+	// the resource that caused it, and the sync result carries the failed
+	// resource's message.
+	testenv.Eventually(t, 10*time.Minute, 2*time.Second, "Application glance Degraded by the Glance", func() error {
 		u, err := a.s.resource(t, applications, "argocd", "glance")
 		if err != nil {
 			return err
 		}
-		resources, _, _ := unstructured.NestedSlice(u.Object, "status", "resources")
-		for _, r := range resources {
+		health, _, _ := unstructured.NestedString(u.Object, "status", "health", "status")
+		cause, _, _ := unstructured.NestedString(u.Object, "status", "health", "message")
+		revision, _, _ := unstructured.NestedString(u.Object, "status", "operationState", "syncResult", "revision")
+		results, _, _ := unstructured.NestedSlice(u.Object, "status", "operationState", "syncResult", "resources")
+		for _, r := range results {
 			m, _ := r.(map[string]any)
-			health, _ := m["health"].(map[string]any)
-			if m["kind"] == "Glance" && st.revision == a.sha && st.health == "Degraded" &&
-				health["status"] == "Degraded" && strings.Contains(fmt.Sprint(health["message"]), says) {
-				t.Logf("Argo CD: the Glance %s: %v", health["status"], health["message"])
+			if m["kind"] == "Glance" && revision == a.sha && health == "Degraded" &&
+				strings.Contains(cause, "Glance:"+a.s.ns+"/glance") && strings.Contains(fmt.Sprint(m["message"]), says) {
+				t.Logf("Argo CD: %s, %s; the Glance's sync result: %v", health, cause, m["message"])
 				return nil
 			}
 		}
-		return fmt.Errorf("%+v", st)
+		return fmt.Errorf("health %s (%s) at %s", health, cause, revision)
 	})
 	c := a.s.conditions(t, "glances", "glance")["Stalled"]
 	if c.Status != metav1.ConditionTrue || c.Reason != "DowngradeNotSupported" {
