@@ -81,7 +81,7 @@ func (n *Node) installBase(cache string) error {
 	if err := n.Import(ArchiveName(cache, "pause", "1"), archive); err != nil {
 		return err
 	}
-	return n.Apply(strings.ReplaceAll(corednsManifests, "COREDNS_IMAGE", ref))
+	return n.Apply(strings.NewReplacer("COREDNS_IMAGE", ref, "DNS_IP", DNSIP).Replace(corednsManifests))
 }
 
 // InstallMetricsServer runs metrics-server (the resource metrics API the
@@ -160,7 +160,8 @@ func lastLines(s string, n int) string {
 }
 
 // corednsManifests is CoreDNS for the node's cluster DNS: its RBAC,
-// Corefile, Deployment and the kube-dns Service (COREDNS_IMAGE replaced).
+// Corefile, Deployment and the kube-dns Service (COREDNS_IMAGE and DNS_IP
+// replaced).
 //
 //go:embed manifests/coredns.yaml
 var corednsManifests string
