@@ -128,6 +128,7 @@ func runArgo(t *testing.T, s *scenario, repo *gitRepo, chain []release) {
 	s.check("uploads land in each store's bucket and download byte-identical", false, s.uploads)
 	s.check("the controller writes Ready, BackendsReady and DatabaseReady on the live objects", false, s.controllerReady)
 	s.check("the autoscaler computes: ScalingActive=True", false, s.autoscaler)
+	s.check("8 long downloads and 8 long uploads at once: probes pass, no restart", false, s.underLoad)
 	s.check("no drift: 2 minutes of hard refreshes (the plugin renders again each time), Synced throughout, no sync operation; the refresh cost against plain YAML measured meanwhile", false, a.noDrift)
 	s.check("a failing db-sync (a wrong database password committed) fails the sync: no new ReplicaSet, the old pods serve; the fix commit recovers", false, a.failingDBSync)
 	s.check("a default flip as a commit: Synced and Healthy, an old pod's ConfigMap there while it runs, the old copies pruned after", false, a.flip)

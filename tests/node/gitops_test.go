@@ -25,12 +25,9 @@ import (
 // test makes, with a client looping through the Service from the first
 // Available to the end.
 
-// fluxRelease is the release Flux's Glance starts at and fluxUpgrade the
-// one it is upgraded to (then a release is skipped from there); Argo CD's
-// starts at fluxUpgrade and goes through the rest of upgradeChain, so
-// together they upgrade through every adjacent pair (docs/proven.md says
-// which engine covers which release).
-const fluxRelease, fluxUpgrade = "2025.1", "2025.2"
+// fluxRelease is the release Flux's Glance runs; Argo CD's goes through
+// upgradeChain (docs/proven.md says which engine covers which release).
+const fluxRelease = "2025.2"
 
 const cmpImage = "ghcr.io/c5c3/glance-krm-argocd-cmp:dev"
 

@@ -42,7 +42,7 @@ func TestNode(t *testing.T) {
 	runs := func(part string) bool { return only[0] == "" || slices.Contains(only, part) }
 
 	// Every release's image: the kubectl door's, the drain's and the
-	// engines' (Flux's Glance and then Argo CD's go through upgradeChain).
+	// engines' (Argo CD's Glance goes through all of upgradeChain).
 	all := slices.Clone(releases)
 	for i := range all {
 		all[i].rootfs = testenv.Env(t, all[i].env, "make e2e-node")
@@ -59,21 +59,20 @@ func TestNode(t *testing.T) {
 	}
 	var engines []release // Argo CD's first, then Flux's
 	if runs("argocd") {
-		engines = append(engines, releaseIn(t, all, fluxUpgrade, "argocd"))
+		engines = append(engines, releaseIn(t, all, upgradeChain[0], "argocd"))
 	}
 	if runs("flux") {
 		engines = append(engines, releaseIn(t, all, fluxRelease, "flux"))
 	}
 	var chain []release
-	for _, name := range upgradeChain[slices.Index(upgradeChain, fluxUpgrade)+1:] {
+	for _, name := range upgradeChain[1:] {
 		chain = append(chain, releaseIn(t, all, name, "argocd"))
 	}
 
 	start := time.Now()
 	archives, infra := buildImages(t, all)
-	// Keystone for the drain's Glance and Flux's, whose store drain runs
-	// as the service user.
-	needKeystone := len(drain) > 0 || runs("flux")
+	// Keystone for the drain's Glance.
+	needKeystone := len(drain) > 0
 	var keystone string
 	if needKeystone {
 		var archive string
@@ -146,14 +145,10 @@ func TestNode(t *testing.T) {
 				s := scenarioOf(t, r)
 				s.ns = namespace(r)
 				s.glance = &glanceClient{url: "http://glance." + s.ns + ".svc:9292", http: n.HTTPClient(5 * time.Minute)}
-				if r.id == "flux" {
-					s.keystone = ks
-					s.glance.token = ks.Token(t, "admin", keystoneAdminPassword, "admin")
-				}
 				if r.id == "argocd" {
 					runArgo(t, s, repo, chain)
 				} else {
-					runFlux(t, s, releaseIn(t, all, fluxUpgrade, "flux"))
+					runFlux(t, s)
 				}
 			})
 		}
