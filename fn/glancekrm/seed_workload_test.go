@@ -21,19 +21,20 @@ import (
 // and those the seed operator's reconcilers build from it, each applied
 // to the two sides below before they are compared, and each for a reason.
 var workloadDifferences = map[string]string{
-	"managed-by":  "app.kubernetes.io/managed-by names glance-krm, which manages them now, not glance-operator",
-	"own labels":  "glance.openstack.c5c3.io/glance, /component and /api mark the generated objects, so the next run replaces them and the controller finds them",
-	"annotations": "argocd.argoproj.io/sync-wave orders the db-sync Job before the Deployments under Argo CD; the image annotations are wire()'s record of what it set; the Jobs' openstack-release annotation names the release they migrate to (the controller judges the upgrade path by it)",
-	"config":      "the seed mounts its ConfigMap at /etc/glance/glance-api.conf.d/ and its backends Secret at /etc/glance/backends.conf.d/ and passes both as --config-dir, and reads the database URL and service password from environment variables; glance-krm projects both files into one volume at /etc/glance/glance.conf.d/ and the credentials init container writes the secrets to /etc/glance/glance-api.conf.d/ (glance-krm-* volumes), both directories oslo.config reads by default",
-	"uwsgi":       "the seed passes every uWSGI setting on the command line; glance-krm renders them all into glance-api-uwsgi.ini (compared flag by flag; uwsgiDifferences lists what differs), so the command is only uwsgi --ini and runs on any image with glance and uWSGI",
-	"probes":      "explicit probe timeouts (the seed's liveness probe has the 1 s default: a pod busy with transfers was killed) and a readiness period of 10 s; liveness tolerates three misses (a minute) before a restart cuts every transfer",
-	"preStop":     "after the seed's sleep the preStop hook waits (bounded by the grace period) until no connection to the API port is open: the eventlet server's workers die on SIGTERM at once and would cut a running transfer, and uWSGI's graceful stop waits for its workers, not for what its HTTP router still sends to a slow client",
-	"db-sync":     "the Job's name carries the hash of its spec (its template is immutable: a new image, release or config runs it again); it runs db expand and db migrate (the first half of Glance's rolling upgrade; the seed runs db sync, or its own upgrade phases); glance-manage names both config directories and loads the metadata definitions from the seed image's path, else Debian's",
-	"db-contract": "glance-krm generates a second Job, <glance>-db-contract-<hash>, running db contract after the Deployments (Argo CD wave 2, kpt's depends-on); the seed runs its contract phase from its reconciler",
-	"job pods":    "the db-sync Job and its pods carry the app name and component labels (the seed's none), so kubectl wait -l finds them and the NetworkPolicy <glance>-jobs covers them, but not the instance label, which the Deployment's selector (and so its autoscaler and budget) counts pods by; the Jobs' pods set fsGroup 42424 like the Deployment's, for the volumes they share with it",
-	"cache loop":  "the cache-maintenance container runs glance-krm's own loop (same bound, cadence and tools)",
-	"keystone":    "the NetworkPolicy admits, by port, every endpoint the rendered files name (Keystone's among them, which the seed's misses: token validation broke when Keystone listened elsewhere), in one rule after DNS; the seed's ports are all among them",
-	"jobs policy": "glance-krm generates a second NetworkPolicy, <glance>-jobs, for the db-sync and db-purge pods (DNS and the database only); the seed's policy covered them through the instance label",
+	"managed-by":     "app.kubernetes.io/managed-by names glance-krm, which manages them now, not glance-operator",
+	"own labels":     "glance.openstack.c5c3.io/glance, /component and /api mark the generated objects, so the next run replaces them and the controller finds them",
+	"annotations":    "argocd.argoproj.io/sync-wave orders the db-sync Job before the Deployments under Argo CD; the image annotations are wire()'s record of what it set; the Jobs' openstack-release annotation names the release they migrate to (the controller judges the upgrade path by it)",
+	"config":         "the seed mounts its ConfigMap at /etc/glance/glance-api.conf.d/ and its backends Secret at /etc/glance/backends.conf.d/ and passes both as --config-dir, and reads the database URL and service password from environment variables; glance-krm projects both files into one volume at /etc/glance/glance.conf.d/ and the credentials init container writes the secrets to /etc/glance/glance-api.conf.d/ (glance-krm-* volumes), both directories oslo.config reads by default",
+	"uwsgi":          "the seed passes every uWSGI setting on the command line; glance-krm renders them all into glance-api-uwsgi.ini (compared flag by flag; uwsgiDifferences lists what differs), so the command is only uwsgi --ini and runs on any image with glance and uWSGI",
+	"probes":         "explicit probe timeouts (the seed's liveness probe has the 1 s default: a pod busy with transfers was killed) and a readiness period of 10 s; liveness tolerates three misses (a minute) before a restart cuts every transfer",
+	"preStop":        "after the seed's sleep the preStop hook waits (bounded by the grace period) until no connection to the API port is open: the eventlet server's workers die on SIGTERM at once and would cut a running transfer, and uWSGI's graceful stop waits for its workers, not for what its HTTP router still sends to a slow client",
+	"db-sync":        "the Job's name carries the hash of its spec (its template is immutable: a new image, release or config runs it again); it runs db expand and db migrate (the first half of Glance's rolling upgrade; the seed runs db sync, or its own upgrade phases); glance-manage names both config directories and loads the metadata definitions from the seed image's path, else Debian's",
+	"db-contract":    "glance-krm generates a second Job, <glance>-db-contract-<hash>, running db contract after the Deployments (Argo CD wave 2, kpt's depends-on); the seed runs its contract phase from its reconciler",
+	"job pods":       "the db-sync Job and its pods carry the app name and component labels (the seed's none), so kubectl wait -l finds them and the NetworkPolicy <glance>-jobs covers them, but not the instance label, which the Deployment's selector (and so its autoscaler and budget) counts pods by; the Jobs' pods set fsGroup 42424 like the Deployment's, for the volumes they share with it",
+	"cache loop":     "the cache-maintenance container runs glance-krm's own loop (same bound, cadence and tools)",
+	"keystone":       "the NetworkPolicy admits, by port, every endpoint the rendered files name (Keystone's among them, which the seed's misses: token validation broke when Keystone listened elsewhere), in one rule after DNS; the seed's ports are all among them",
+	"route defaults": "the HTTPRoute writes the values Gateway API's CRD defaults (the parent's group and kind, the backend's group and weight), which mean what the seed's route means once applied: Argo CD compares a custom resource's lists as wholes, so a default the API server adds to a list item is drift after every sync",
+	"jobs policy":    "glance-krm generates a second NetworkPolicy, <glance>-jobs, for the db-sync and db-purge pods (DNS and the database only); the seed's policy covered them through the instance label",
 }
 
 // TestWorkloadMatchesTheSeed compares, for each seed render case, every
@@ -234,6 +235,10 @@ func shape(kind string, seed, ours map[string]any) {
 			delete(at(pod, "metadata", "labels"), "app.kubernetes.io/instance")
 		}
 	}
+	if kind == "HTTPRoute" {
+		because("route defaults")
+		routeDefaults(at(seed, "spec"))
+	}
 	if kind == "NetworkPolicy" {
 		because("keystone")
 		if ports := egressPorts(at(seed, "spec")); slices.ContainsFunc(ports, func(p string) bool { return !slices.Contains(egressPorts(at(ours, "spec")), p) }) {
@@ -243,6 +248,27 @@ func shape(kind string, seed, ours map[string]any) {
 	}
 	prune(seed)
 	prune(ours)
+}
+
+// routeDefaults writes into a route's spec what Gateway API's CRD
+// defaults in its parents and backends where the route leaves it out.
+func routeDefaults(spec map[string]any) {
+	fill := func(list any, defaults map[string]any) {
+		items, _ := list.([]any)
+		for _, it := range items {
+			m := it.(map[string]any)
+			for k, v := range defaults {
+				if _, set := m[k]; !set {
+					m[k] = v
+				}
+			}
+		}
+	}
+	fill(spec["parentRefs"], map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway"})
+	rules, _ := spec["rules"].([]any)
+	for _, r := range rules {
+		fill(r.(map[string]any)["backendRefs"], map[string]any{"group": "", "kind": "Service", "weight": float64(1)})
+	}
 }
 
 // egressPorts are the protocol/port pairs a policy's egress admits.

@@ -8,6 +8,7 @@ package generated_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -186,9 +188,11 @@ func TestGeneratedObjectsPassDryRun(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", gvk, err)
 				}
-				_, err = dyn.Resource(mapping.Resource).Namespace(ns).Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
+				created, err := dyn.Resource(mapping.Resource).Namespace(ns).Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
 				if err != nil {
 					t.Errorf("%s %s: the API server refused it: %v", u.GetKind(), u.GetName(), err)
+				} else {
+					noDefaultsAdded(t, u, created)
 				}
 				for _, warning := range w.take() {
 					t.Errorf("%s %s: the API server warned: %s", u.GetKind(), u.GetName(), warning)
@@ -203,6 +207,38 @@ func TestGeneratedObjectsPassDryRun(t *testing.T) {
 		}
 	}
 	t.Logf("dry-run created: %v", kinds)
+}
+
+// builtinGroups are the API groups of the kinds the function generates
+// that Argo CD diffs with their Go types (it knows their defaults).
+var builtinGroups = map[string]bool{"": true, "apps": true, "batch": true, "policy": true, "autoscaling": true,
+	"networking.k8s.io": true, "rbac.authorization.k8s.io": true}
+
+// noDefaultsAdded fails when the API server added a default to the spec of
+// a custom resource (Gateway API's HTTPRoute): Argo CD compares a custom
+// resource's lists as wholes, so a default written into a list item on the
+// live object (a backendRef's weight, a parentRef's group) is drift it
+// reports as OutOfSync after every sync; the function writes them itself.
+func noDefaultsAdded(t *testing.T, rendered, created *unstructured.Unstructured) {
+	t.Helper()
+	if builtinGroups[rendered.GroupVersionKind().Group] {
+		return
+	}
+	// Both as JSON reads them (YAML's ints and the API's int64s apart).
+	asJSON := func(v any) any {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out any
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if want, got := asJSON(rendered.Object["spec"]), asJSON(created.Object["spec"]); !equality.Semantic.DeepEqual(want, got) {
+		t.Errorf("%s %s: the API server defaulted its spec, which Argo CD reports as drift:\nrendered: %v\ncreated:  %v", rendered.GetKind(), rendered.GetName(), want, got)
+	}
 }
 
 var namespaces sync.Map

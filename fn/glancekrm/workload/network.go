@@ -93,12 +93,19 @@ func tcpPorts(ns []int32) []networkingv1.NetworkPolicyPort {
 	return out
 }
 
+// gatewayGroup is Gateway API's group, the HTTPRoute's and its parent's.
+const gatewayGroup = "gateway.networking.k8s.io"
+
 // httpRoute exposes the stable Service through spec.gateway. It is
 // written as a plain object: the function does not link Gateway API's Go
 // types for one object, and the tests check it against the CRD.
 func httpRoute(g *v1alpha1.Glance) map[string]any {
 	gw := g.Spec.Gateway
-	parent := map[string]any{"name": gw.ParentRef.Name}
+	// Every field the API server would default is written (the parent's
+	// group and kind, the backend's group and weight): Argo CD compares a
+	// custom resource's lists as wholes, so a default added to a list item
+	// on the live route is drift after every sync (tests/generated).
+	parent := map[string]any{"group": gatewayGroup, "kind": "Gateway", "name": gw.ParentRef.Name}
 	if gw.ParentRef.Namespace != "" {
 		parent["namespace"] = gw.ParentRef.Namespace
 	}
@@ -119,7 +126,7 @@ func httpRoute(g *v1alpha1.Glance) map[string]any {
 		meta["annotations"] = gw.Annotations
 	}
 	return map[string]any{
-		"apiVersion": "gateway.networking.k8s.io/v1",
+		"apiVersion": gatewayGroup + "/v1",
 		"kind":       "HTTPRoute",
 		"metadata":   meta,
 		"spec": map[string]any{
@@ -127,7 +134,7 @@ func httpRoute(g *v1alpha1.Glance) map[string]any {
 			"hostnames":  []any{gw.Hostname},
 			"rules": []any{map[string]any{
 				"matches":     []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": path}}},
-				"backendRefs": []any{map[string]any{"kind": "Service", "name": g.Name, "port": v1alpha1.APIPort}},
+				"backendRefs": []any{map[string]any{"group": "", "kind": "Service", "name": g.Name, "port": v1alpha1.APIPort, "weight": 1}},
 				"timeouts":    map[string]any{"request": routeRequestTimeout},
 			}},
 		},
