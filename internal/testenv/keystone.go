@@ -74,8 +74,15 @@ func (k *Keystone) Token(t testing.TB, user, password, project string) string {
 // Create POSTs one object of the Identity API as the admin; its id.
 func (k *Keystone) Create(t testing.TB, collection, kind string, fields map[string]any) string {
 	t.Helper()
+	ans := k.send(t, http.MethodPost, "/"+collection, map[string]any{kind: fields}, k.Admin, http.StatusCreated)
+	if ans.status == http.StatusConflict {
+		// An earlier attempt that was cut created it.
+		return k.ID(t, collection, fmt.Sprint(fields["name"]))
+	}
 	var out map[string]struct{ ID string }
-	k.Call(t, http.MethodPost, "/"+collection, map[string]any{kind: fields}, &out, http.StatusCreated)
+	if err := json.Unmarshal(ans.body, &out); err != nil {
+		t.Fatalf("keystone POST /%s: %v: %s", collection, err, ans.body)
+	}
 	return out[kind].ID
 }
 
@@ -84,6 +91,9 @@ func (k *Keystone) Create(t testing.TB, collection, kind string, fields map[stri
 func (k *Keystone) Call(t testing.TB, method, path string, in, out any, want int) {
 	t.Helper()
 	ans := k.send(t, method, path, in, k.Admin, want)
+	if ans.status != want {
+		t.Fatalf("keystone %s %s: HTTP %d, want %d: %s", method, path, ans.status, want, ans.body)
+	}
 	if out != nil {
 		if err := json.Unmarshal(ans.body, out); err != nil {
 			t.Fatalf("keystone %s %s: %v: %s", method, path, err, ans.body)
@@ -107,13 +117,17 @@ func (k *Keystone) send(t testing.TB, method, path string, in any, token string,
 		payload, _ = json.Marshal(in)
 	}
 	var last error
-	for range 5 {
+	for try := range 5 {
 		ans, err := k.once(method, path, payload, token)
 		switch {
 		case err != nil:
 			last = err
 		case ans.status >= 500:
 			last = fmt.Errorf("HTTP %d: %s", ans.status, ans.body)
+		case try > 0 && method == http.MethodPost && ans.status == http.StatusConflict:
+			// The attempt that did not answer may have created it:
+			// the caller looks it up.
+			return ans
 		case ans.status != want:
 			t.Fatalf("keystone %s %s: HTTP %d, want %d: %s%s", method, path, ans.status, want, ans.body, k.logTail())
 		default:
