@@ -69,7 +69,15 @@ func installFlux(t *testing.T, n *node.Node, tools gitopsTools) {
 type fluxApp struct {
 	s        *scenario
 	rendered string // make flux-render's OUT, kept between commits
-	loop     *clientLoop
+	// requested is the last publication's reconcile.fluxcd.io/requestedAt
+	// on the Bucket ("" on day 1, which creates the Bucket).
+	requested string
+	loop      *clientLoop
+	// the store drain's: what the drained store held (id → sum), the
+	// render with the drain, and the live record read back.
+	drained  map[string][32]byte
+	draining string
+	record   string
 }
 
 func runFlux(t *testing.T, s *scenario) {
@@ -84,9 +92,12 @@ func runFlux(t *testing.T, s *scenario) {
 	s.check("both stores listed through the Service, the default flagged", false, s.listStores)
 	s.check("uploads land in each store's bucket and download byte-identical", false, s.uploads)
 	s.check("the controller writes Ready, BackendsReady and DatabaseReady on the live objects", false, s.controllerReady)
+	s.check("no drift: 2 minutes of reconciles asked for, each ending Ready, no object configured or created, every inventory object's generation kept", false, f.noDrift)
 	s.check("a failing db-sync (a wrong database password published) stops the chain: no new ReplicaSet, the old pods serve; the fix recovers", false, f.failingDBSync)
 	s.check("8 long downloads and 8 long uploads at once: probes pass, no restart", false, s.underLoad)
 	s.check("a default flip as a publication: Ready again, an old pod's ConfigMap there while it runs", false, f.flip)
+	s.check("a store drain as a publication ("+fluxDrainFrom+" into the default, "+fluxDrainTo+", behind Keystone): explain lists it, the Job runs in the last step, the record Complete naming every image, StoresDrained", true, f.fluxDrain)
+	s.check("the drained store's removal as a publication: explain blocks it without the record and passes it with the live one; the GlanceBackend pruned, every image downloads byte-identical from "+fluxDrainTo+" alone", false, f.fluxRemoval)
 	s.check("a skipped release published ("+s.rel.name+" over one release): the Glance Stalled with UpgradePathInvalid naming the Job, the last step not Ready", false, f.skippedRelease)
 	s.check("the client loop from the first Available: zero failed requests", false, func(t *testing.T) {
 		l := f.loop
@@ -125,9 +136,13 @@ func (f *fluxApp) publish(t *testing.T) time.Time {
 		}
 	}
 	at := time.Now()
+	f.requested = at.Format(time.RFC3339Nano)
 	if _, err := f.s.n.Kubectl(nil, "-n", "flux-system", "annotate", "--overwrite", "bucket", "glance",
-		"reconcile.fluxcd.io/requestedAt="+at.Format(time.RFC3339Nano)); err != nil && !strings.Contains(err.Error(), "NotFound") {
-		t.Fatal(err)
+		"reconcile.fluxcd.io/requestedAt="+f.requested); err != nil {
+		if !strings.Contains(err.Error(), "NotFound") {
+			t.Fatal(err)
+		}
+		f.requested = "" // day 1: the Bucket is created after
 	}
 	return at
 }
@@ -135,6 +150,7 @@ func (f *fluxApp) publish(t *testing.T) time.Time {
 func (f *fluxApp) day1(t *testing.T) {
 	defer hold(deploySlots)()
 	f.s.prepare(t)
+	f.s.withRoute(t)
 	makeBuckets(t, f.s.s3, fluxBucket)
 	first := f.publish(t)
 	f.loop = f.s.startLoopWhenAvailable(t)
@@ -177,6 +193,7 @@ spec:
 	f.waitReady(t, 15*time.Minute)
 	gitopsBench.record("Flux", f.s.rel.name, "day 1", time.Since(first))
 	f.s.orderFromCluster(t)
+	f.s.routeAfterWorkload(t)
 }
 
 // waitReady waits until the Bucket holds the last publication and each
@@ -189,8 +206,11 @@ func (f *fluxApp) waitReady(t *testing.T, limit time.Duration) {
 			return err
 		}
 		want, _, _ := unstructured.NestedString(b.Object, "status", "artifact", "revision")
-		if want == "" || !readyAt(b, "") {
-			return fmt.Errorf("Bucket glance: %v", b.Object["status"])
+		// The Bucket has fetched the last publication: until it handled
+		// the request, Ready at the revision before says nothing.
+		handled, _, _ := unstructured.NestedString(b.Object, "status", "lastHandledReconcileAt")
+		if want == "" || !readyAt(b, "") || handled != f.requested {
+			return fmt.Errorf("Bucket glance (the publication asked for at %q): %v", f.requested, b.Object["status"])
 		}
 		for _, name := range fluxSteps {
 			k, err := f.s.resource(t, fluxKustomizations, "flux-system", name)

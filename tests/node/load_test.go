@@ -25,6 +25,7 @@ const (
 )
 
 func (s *scenario) underLoad(t *testing.T) {
+	defer hold(loadSlots)()
 	ctx, cancel := withTimeout(5 * time.Minute)
 	defer cancel()
 	id, err := s.glance.roundTrip(ctx, "large", randomBytes(t, 48<<20), "")

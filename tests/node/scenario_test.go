@@ -90,6 +90,11 @@ func (s *scenario) run() {
 var (
 	deploySlots  = make(chan struct{}, 2)
 	rolloutSlots = make(chan struct{}, 1)
+	// and the load checks one at a time: a Glance is sure of its 100m
+	// CPU request only, and sixteen transfers beside another Glance's
+	// sixteen measure the node, not the Glance (a CI run had one fail
+	// while others ran).
+	loadSlots = make(chan struct{}, 1)
 )
 
 func hold(slots chan struct{}) func() {
@@ -100,7 +105,7 @@ func hold(slots chan struct{}) func() {
 // rotationRelease is where credential rotation is shown: the mechanism
 // (the init container reads the Secrets at pod start) is the same on
 // every release.
-const rotationRelease = "2026.1"
+const rotationRelease = "2026.2"
 
 // prepare writes examples/node for this release into s.dir (the later
 // checks change and render it again), creates the namespace and applies

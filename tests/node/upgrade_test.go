@@ -91,10 +91,16 @@ func (s *scenario) writeImages(t *testing.T, prefix string) []stored {
 // watchMixedWindow polls the API pods until finish is called; the first
 // time a pod of the new image is ready while one of the old image still
 // runs, it reads every image through both pods' addresses and writes one
-// through the new pod that the old pod then reads.
+// through the new pod that the old pod then reads. From the moment a new
+// pod appears it holds a slow download open on the old pod: the preStop
+// hook waits for open transfers (docs/workload.md), so the old pod keeps
+// serving after the rollout told it to stop, long enough for those reads
+// (without it the eventlet server could close its socket a few seconds in,
+// before the reads reached it).
 func (s *scenario) watchMixedWindow(t *testing.T, oldImage, newImage string, images []stored) (finish func() mixedWindow) {
 	var w mixedWindow
 	stop, done := make(chan struct{}), make(chan struct{})
+	var anchor *anchorDownload
 	go func() {
 		defer close(done)
 		for {
@@ -109,14 +115,21 @@ func (s *scenario) watchMixedWindow(t *testing.T, oldImage, newImage string, ima
 				continue
 			}
 			var oldPod, newPod *corev1.Pod
+			newSeen := false
 			for i := range pods.Items {
 				p := &pods.Items[i]
 				switch image := glanceImageOf(*p); {
 				case image == oldImage && p.Status.PodIP != "":
 					oldPod = p
-				case image == newImage && ready(*p):
-					newPod = p
+				case image == newImage:
+					newSeen = true
+					if ready(*p) {
+						newPod = p
+					}
 				}
+			}
+			if oldPod != nil && newSeen && len(images) > 0 && (anchor == nil || anchor.ended()) {
+				anchor = s.holdOpen(oldPod, images[0].id)
 			}
 			if oldPod != nil && newPod != nil {
 				w = mixedWindow{seen: true, failures: s.readThrough(t, images, oldPod, newPod)}
@@ -127,14 +140,48 @@ func (s *scenario) watchMixedWindow(t *testing.T, oldImage, newImage string, ima
 	return func() mixedWindow {
 		close(stop)
 		<-done
+		if anchor != nil {
+			anchor.release()
+		}
 		return w
 	}
 }
 
-// readThrough writes an image through the new pod that the old pod must
-// read, and reads every image through each pod: the old pod first, which
-// the rollout stops as soon as the new one is ready (its preStop hook
-// keeps it serving a few seconds more).
+// anchorDownload is a download read slowly from one pod.
+type anchorDownload struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// holdOpen starts reading image id from pod p at 16 KiB/s (a 1 MiB image:
+// about a minute).
+func (s *scenario) holdOpen(p *corev1.Pod, id string) *anchorDownload {
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &anchorDownload{cancel: cancel, done: make(chan struct{})}
+	c := &glanceClient{url: "http://" + p.Status.PodIP + ":9292", http: s.n.HTTPClient(0), token: s.glance.token}
+	go func() {
+		defer close(a.done)
+		_, _, _ = c.slowDownload(ctx, id, 16<<10)
+	}()
+	return a
+}
+
+func (a *anchorDownload) ended() bool {
+	select {
+	case <-a.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (a *anchorDownload) release() {
+	a.cancel()
+	<-a.done
+}
+
+// readThrough reads every image through each pod, the old pod first,
+// then writes an image through the new pod that the old pod must read.
 func (s *scenario) readThrough(t *testing.T, images []stored, oldPod, newPod *corev1.Pod) []string {
 	ctx, cancel := withTimeout(2 * time.Minute)
 	defer cancel()
@@ -142,13 +189,6 @@ func (s *scenario) readThrough(t *testing.T, images []stored, oldPod, newPod *co
 		return &glanceClient{url: "http://" + p.Status.PodIP + ":9292", http: s.n.HTTPClient(0), token: s.glance.token}
 	}
 	var failures []string
-	data := randomBytes(t, 256<<10)
-	id, err := client(newPod).roundTrip(ctx, "mixed-window", data, "secondary")
-	if err != nil {
-		failures = append(failures, fmt.Sprintf("an upload through the new pod %s: %v", newPod.Name, err))
-	} else if sum, _, err := client(oldPod).sum(ctx, id); err != nil || sum != sha256.Sum256(data) {
-		failures = append(failures, fmt.Sprintf("image %s written by the new pod %s, read through the old pod %s: %v", id, newPod.Name, oldPod.Name, err))
-	}
 	for _, p := range []*corev1.Pod{oldPod, newPod} {
 		for _, img := range images {
 			sum, _, err := client(p).sum(ctx, img.id)
@@ -156,6 +196,13 @@ func (s *scenario) readThrough(t *testing.T, images []stored, oldPod, newPod *co
 				failures = append(failures, fmt.Sprintf("image %s (%s) through pod %s (%s): %v", img.id, img.store, p.Name, glanceImageOf(*p), err))
 			}
 		}
+	}
+	data := randomBytes(t, 256<<10)
+	id, err := client(newPod).roundTrip(ctx, "mixed-window", data, "secondary")
+	if err != nil {
+		failures = append(failures, fmt.Sprintf("an upload through the new pod %s: %v", newPod.Name, err))
+	} else if sum, _, err := client(oldPod).sum(ctx, id); err != nil || sum != sha256.Sum256(data) {
+		failures = append(failures, fmt.Sprintf("image %s written by the new pod %s, read through the old pod %s: %v", id, newPod.Name, oldPod.Name, err))
 	}
 	return failures
 }

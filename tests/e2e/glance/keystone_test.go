@@ -21,16 +21,11 @@ import (
 // runs the drain checks on it.
 func (m *multiStoreRun) behindKeystone() {
 	t := m.t
-	rel := m.rel
-	secrets := m.secrets
-	s3 := m.s3
-	db := m.db
-	root := m.root
 	var ks *keystone
 	release := t
 	check(t, "a real Keystone (bookworm's, on MariaDB) bootstrapped with Glance's service user and the Secret's password", func(t *testing.T) {
-		ks = startKeystone(t, release, db, secretValue(t, secrets, "glance-service-user")["password"])
-		if !strings.ContainsAny(secretValue(t, secrets, "glance-service-user")["password"], `$"' `) {
+		ks = startKeystone(t, release, m.db, secretValue(t, m.secrets, "glance-service-user")["password"])
+		if !strings.ContainsAny(secretValue(t, m.secrets, "glance-service-user")["password"], `$"' `) {
 			t.Fatal("the service user's test password has none of $, quotes and spaces")
 		}
 	})
@@ -43,7 +38,7 @@ func (m *multiStoreRun) behindKeystone() {
 		// The example without its no-Keystone paste override: glance-krm's
 		// own paste file and the keystone flavor, as the seed renders them,
 		// pointed at the Keystone above.
-		pdir := copyExample(t, s3.endpoint, rel, db.port)
+		pdir := copyExample(t, m.s3.endpoint, m.rel, m.db.port)
 		gy := filepath.Join(pdir, "glance.yaml")
 		b, err := os.ReadFile(gy)
 		if err != nil {
@@ -68,10 +63,10 @@ func (m *multiStoreRun) behindKeystone() {
 			t.Fatalf("examples/local-s3/backends.yaml no longer names secondary: %v", err)
 		}
 		write(t, bf, strings.Replace(string(bb), "  name: secondary\n", "  name: secondary\n  annotations:\n    glance.openstack.c5c3.io/drain-to: primary\n", 1))
-		rp = render(t, rel, pdir, filepath.Join(root, "paste"))
-		startPod(t, rp, secrets)
-		gp = startGlanceReady(t, filepath.Join(root, "paste"), rp, "/healthcheck")
-		token := ks.User(t, "demo-"+rel.catalog)
+		rp = render(t, m.rel, pdir, filepath.Join(m.root, "paste"))
+		startPod(t, rp, m.secrets)
+		gp = startGlanceReady(t, filepath.Join(m.root, "paste"), rp, "/healthcheck")
+		token := ks.User(t, "demo-"+m.rel.catalog)
 		for _, c := range []struct {
 			path, token string
 			want        int
@@ -94,11 +89,11 @@ func (m *multiStoreRun) behindKeystone() {
 				t.Errorf("GET %s (token %t): %d, want %d\n%s\nkeystone:\n%s", c.path, c.token != "", resp.StatusCode, c.want, gp.tail(), ks.tail())
 			}
 		}
-		assertNoCredential(t, gp.tail(), secrets)
+		assertNoCredential(t, gp.tail(), m.secrets)
 	})
 	if gp != nil {
-		drainChecks(t, gp, rp, ks, s3, secrets)
-		assertNoCredential(t, gp.tail(), secrets)
+		drainChecks(t, gp, rp, ks, m.s3, m.secrets)
+		assertNoCredential(t, gp.tail(), m.secrets)
 		gp.stop()
 	}
 }

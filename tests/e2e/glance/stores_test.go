@@ -20,52 +20,47 @@ import (
 // config-validator judge it, against the committed option catalog.
 func (m *multiStoreRun) renderAndValidate() {
 	t := m.t
-	rel := m.rel
-	dir := m.dir
-	root := m.root
-	r := m.r
 	if !check(t, "render examples/local-s3 with kustomize and glance-krm", func(t *testing.T) {
-		m.r = render(t, rel, dir, filepath.Join(root, "v1"))
-		r = m.r
+		m.r = render(t, m.rel, m.dir, filepath.Join(m.root, "v1"))
 	}) {
 		t.FailNow()
 	}
 
-	optData := glanceOptData(t, r, root)
+	optData := glanceOptData(t, m.r, m.root)
 	validate := func(optData, file string) (string, error) {
-		out, err := rel.run(t, r.root, "", nil, "oslo-config-validator", "--opt-data", optData, "--input-file", file).CombinedOutput()
+		out, err := m.rel.run(t, m.r.root, "", nil, "oslo-config-validator", "--opt-data", optData, "--input-file", file).CombinedOutput()
 		return string(out), err
 	}
 	check(t, "oslo-config-validator accepts the rendered glance-api.conf", func(t *testing.T) {
-		if out, err := validate(optData, r.apiConf); err != nil {
+		if out, err := validate(optData, m.r.apiConf); err != nil {
 			t.Errorf("%v\n%s", err, out)
 		}
 	})
 	check(t, "oslo-config-validator accepts the rendered backends.conf", func(t *testing.T) {
-		if out, err := validate(optData, r.backends); err != nil {
+		if out, err := validate(optData, m.r.backends); err != nil {
 			t.Errorf("%v\n%s", err, out)
 		}
 	})
-	check(t, "the committed option catalog of "+rel.catalog+" is what this Glance reads", func(t *testing.T) {
+	check(t, "the committed option catalog of "+m.rel.catalog+" is what this Glance reads", func(t *testing.T) {
 		script, err := os.ReadFile("../../../hack/catalog.py")
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := rel.run(t, "", "", nil, "/usr/bin/python3", "-c", string(script), rel.catalog, rel.suite).Output()
+		out, err := m.rel.run(t, "", "", nil, "/usr/bin/python3", "-c", string(script), m.rel.catalog, m.rel.suite).Output()
 		if err != nil {
 			t.Fatal(err)
 		}
-		committed, err := os.ReadFile("../../../krm/catalogs/" + rel.catalog + ".json")
+		committed, err := os.ReadFile("../../../krm/catalogs/" + m.rel.catalog + ".json")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(string(committed), string(out)); diff != "" {
-			t.Errorf("krm/catalogs/%s.json is stale: run make generate-catalogs (-committed +now):\n%s", rel.catalog, diff)
+			t.Errorf("krm/catalogs/%s.json is stale: run make generate-catalogs (-committed +now):\n%s", m.rel.catalog, diff)
 		}
 	})
 	check(t, "oslo-config-validator rejects a misspelt store option", func(t *testing.T) {
-		b, _ := os.ReadFile(r.backends)
-		bad := write(t, filepath.Join(root, "misspelt", "backends.conf"),
+		b, _ := os.ReadFile(m.r.backends)
+		bad := write(t, filepath.Join(m.root, "misspelt", "backends.conf"),
 			strings.Replace(string(b), "s3_store_bucket =", "s3_store_bukket =", 1))
 		out, err := validate(optData, bad)
 		if err == nil || !strings.Contains(out, "s3_store_bukket") {
@@ -78,16 +73,11 @@ func (m *multiStoreRun) renderAndValidate() {
 // Glance's own code, what it was given.
 func (m *multiStoreRun) startFirst() *glanceAPI {
 	t := m.t
-	secrets := m.secrets
-	dbCreds := m.dbCreds
-	db := m.db
-	root := m.root
-	r := m.r
 	var g *glanceAPI
 	if !check(t, "glance-api starts on the rendered files and the init container's credentials file", func(t *testing.T) {
-		initLog := startPod(t, r, secrets)
-		assertNoCredential(t, initLog, secrets)
-		g = startGlance(t, filepath.Join(root, "v1"), r)
+		initLog := startPod(t, m.r, m.secrets)
+		assertNoCredential(t, initLog, m.secrets)
+		g = startGlance(t, filepath.Join(m.root, "v1"), m.r)
 	}) {
 		t.FailNow()
 	}
@@ -99,25 +89,25 @@ func (m *multiStoreRun) startFirst() *glanceAPI {
 		}
 	})
 	check(t, "glance-manage db_sync made Glance's tables in MariaDB, as the Secret's user with the Secret's password", func(t *testing.T) {
-		tables := db.query(t, "SHOW TABLES FROM glance")
+		tables := m.db.query(t, "SHOW TABLES FROM glance")
 		for _, want := range []string{"images", "image_locations", "alembic_version"} {
 			if !slices.Contains(tables, want) {
 				t.Errorf("table %s is missing from database glance: %v", want, tables)
 			}
 		}
-		if !strings.ContainsAny(dbCreds["password"], `$%@:/?#[]'"\`) {
-			t.Fatalf("the test password %q has none of the characters a URL gives a meaning to", dbCreds["password"])
+		if !strings.ContainsAny(m.dbCreds["password"], `$%@:/?#[]'"\`) {
+			t.Fatalf("the test password %q has none of the characters a URL gives a meaning to", m.dbCreds["password"])
 		}
 	})
 	check(t, "glance's own option registration reads the service password and the composed connection back exactly", func(t *testing.T) {
-		got := readSecretOptions(t, r)
+		got := readSecretOptions(t, m.r)
 		want := map[string]string{
-			"password":    secretValue(t, secrets, "glance-service-user")["password"],
+			"password":    secretValue(t, m.secrets, "glance-service-user")["password"],
 			"db_driver":   "mysql+pymysql",
-			"db_username": dbCreds["username"],
-			"db_password": dbCreds["password"],
+			"db_username": m.dbCreds["username"],
+			"db_password": m.dbCreds["password"],
 			"db_host":     "127.0.0.1",
-			"db_port":     fmt.Sprint(db.port),
+			"db_port":     fmt.Sprint(m.db.port),
 			"db_database": "glance",
 			"db_query":    "charset=utf8",
 		}
@@ -137,7 +127,7 @@ km = key_manager.API(conf)  # what glance's images API builds at start
 json.dump({"manager": type(km).__name__, "auth_endpoint": conf.barbican.auth_endpoint,
            "barbican_endpoint_type": conf.barbican.barbican_endpoint_type}, sys.stdout)
 `
-		got := pythonInPod(t, r, script)
+		got := pythonInPod(t, m.r, script)
 		want := map[string]string{"manager": "BarbicanKeyManager", "auth_endpoint": "http://127.0.0.1:5000/v3", "barbican_endpoint_type": "internal"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
@@ -149,18 +139,17 @@ json.dump({"manager": type(km).__name__, "auth_endpoint": conf.barbican.auth_end
 // uploads sends an image to each store through g and reads both back.
 func (m *multiStoreRun) uploads(g *glanceAPI) {
 	t := m.t
-	s3 := m.s3
 	nonDefault, withDefault := randomBytes(t, 300_000), randomBytes(t, 200_000)
 	var idNonDefault, idDefault string
 	check(t, "an upload with X-Image-Meta-Store: secondary lands in the secondary bucket", func(t *testing.T) {
 		idNonDefault = upload(t, g, nonDefault, "secondary", http.StatusNoContent)
-		if !s3.has(t, "glance-images-2", idNonDefault) || s3.has(t, "glance-images", idNonDefault) {
+		if !m.s3.has(t, "glance-images-2", idNonDefault) || m.s3.has(t, "glance-images", idNonDefault) {
 			t.Errorf("image %s is not in glance-images-2 alone", idNonDefault)
 		}
 	})
 	check(t, "an upload with no store header lands in the default store's bucket", func(t *testing.T) {
 		idDefault = upload(t, g, withDefault, "", http.StatusNoContent)
-		if !s3.has(t, "glance-images", idDefault) || s3.has(t, "glance-images-2", idDefault) {
+		if !m.s3.has(t, "glance-images", idDefault) || m.s3.has(t, "glance-images-2", idDefault) {
 			t.Errorf("image %s is not in glance-images alone", idDefault)
 		}
 	})
@@ -178,38 +167,31 @@ func (m *multiStoreRun) uploads(g *glanceAPI) {
 // what is not, and where an upload without a store lands.
 func (m *multiStoreRun) defaultFlip() {
 	t := m.t
-	rel := m.rel
-	secrets := m.secrets
-	s3 := m.s3
-	dir := m.dir
-	root := m.root
-	backends := m.backends
-	r := m.r
 	// Flip the default in the kustomization and render again.
 	flipped := strings.NewReplacer("isDefault: true", "isDefault: false", "isDefault: false", "isDefault: true").Replace(m.original)
-	write(t, backends, flipped)
+	write(t, m.backends, flipped)
 	var r2 rendering
 	if !check(t, "render again after flipping isDefault to secondary", func(t *testing.T) {
-		r2 = render(t, rel, dir, filepath.Join(root, "v2"))
+		r2 = render(t, m.rel, m.dir, filepath.Join(m.root, "v2"))
 	}) {
 		t.FailNow()
 	}
 	check(t, "the default flip leaves the backends Secret's name unchanged", func(t *testing.T) {
-		if r2.secret != r.secret {
-			t.Errorf("Secret %s became %s", r.secret, r2.secret)
+		if r2.secret != m.r.secret {
+			t.Errorf("Secret %s became %s", m.r.secret, r2.secret)
 		}
 	})
 	check(t, "the default flip renames the config ConfigMap", func(t *testing.T) {
-		if r2.configMap == r.configMap {
-			t.Errorf("ConfigMap still %s", r.configMap)
+		if r2.configMap == m.r.configMap {
+			t.Errorf("ConfigMap still %s", m.r.configMap)
 		}
 	})
 	check(t, "after the flip an upload with no store header lands in the new default's bucket", func(t *testing.T) {
-		startPod(t, r2, secrets)
-		g2 := startGlance(t, filepath.Join(root, "v2"), r2)
+		startPod(t, r2, m.secrets)
+		g2 := startGlance(t, filepath.Join(m.root, "v2"), r2)
 		defer g2.stop()
 		id := upload(t, g2, randomBytes(t, 1000), "", http.StatusNoContent)
-		if !s3.has(t, "glance-images-2", id) {
+		if !m.s3.has(t, "glance-images-2", id) {
 			t.Errorf("image %s is not in glance-images-2", id)
 		}
 	})
@@ -220,33 +202,27 @@ func (m *multiStoreRun) defaultFlip() {
 // serving.
 func (m *multiStoreRun) missingCredentials() {
 	t := m.t
-	rel := m.rel
-	secrets := m.secrets
-	s3 := m.s3
-	dir := m.dir
-	root := m.root
-	backends := m.backends
 	// One store's credentials Secret absent: its optional projected source
 	// is skipped, as the kubelet does with optional: true.
 	var healthy []*yaml.RNode
-	for _, s := range secrets {
+	for _, s := range m.secrets {
 		if s.GetName() != "secondary-s3-credentials" {
 			healthy = append(healthy, s)
 		}
 	}
-	write(t, backends, m.original) // primary is the default again
+	write(t, m.backends, m.original) // primary is the default again
 	var g3 *glanceAPI
 	if !check(t, "glance-api starts with the secondary store's credentials Secret absent", func(t *testing.T) {
-		r3 := render(t, rel, dir, filepath.Join(root, "v3"))
+		r3 := render(t, m.rel, m.dir, filepath.Join(m.root, "v3"))
 		startPod(t, r3, healthy)
-		g3 = startGlance(t, filepath.Join(root, "v3"), r3)
+		g3 = startGlance(t, filepath.Join(m.root, "v3"), r3)
 	}) {
 		t.FailNow()
 	}
 	t.Cleanup(g3.stop)
 	check(t, "the healthy store still accepts uploads", func(t *testing.T) {
 		id := upload(t, g3, randomBytes(t, 1000), "primary", http.StatusNoContent)
-		if !s3.has(t, "glance-images", id) {
+		if !m.s3.has(t, "glance-images", id) {
 			t.Errorf("image %s is not in glance-images", id)
 		}
 	})
@@ -256,7 +232,7 @@ func (m *multiStoreRun) missingCredentials() {
 		if status != http.StatusGone {
 			t.Errorf("upload to the store without credentials answered %d, want 410", status)
 		}
-		if s3.has(t, "glance-images-2", id) {
+		if m.s3.has(t, "glance-images-2", id) {
 			t.Errorf("image %s reached glance-images-2 without credentials", id)
 		}
 	})
@@ -264,16 +240,16 @@ func (m *multiStoreRun) missingCredentials() {
 
 	// A secret key that glance_store cannot carry in a location URL: the
 	// init container leaves it out, so that store is disabled, not broken.
-	unusable := withSecretData(t, secrets, "secondary-s3-credentials", map[string]string{
+	unusable := withSecretData(t, m.secrets, "secondary-s3-credentials", map[string]string{
 		"access-key-id": "glance-krm-e2e", "secret-access-key": "with#hash"})
 	var g4 *glanceAPI
 	if !check(t, "a store key glance_store cannot carry (#) is left out by the init container, naming the option", func(t *testing.T) {
-		r4 := render(t, rel, dir, filepath.Join(root, "v4"))
+		r4 := render(t, m.rel, m.dir, filepath.Join(m.root, "v4"))
 		log := startPod(t, r4, unusable)
 		if !strings.Contains(log, "[secondary] s3_store_secret_key contains") || strings.Contains(log, "with#hash") {
 			t.Errorf("init container log: %s", log)
 		}
-		g4 = startGlance(t, filepath.Join(root, "v4"), r4)
+		g4 = startGlance(t, filepath.Join(m.root, "v4"), r4)
 	}) {
 		t.FailNow()
 	}
@@ -283,7 +259,7 @@ func (m *multiStoreRun) missingCredentials() {
 			t.Errorf("upload to the store with an unusable key answered %d, want 410", status)
 		}
 		id := upload(t, g4, randomBytes(t, 1000), "primary", http.StatusNoContent)
-		if !s3.has(t, "glance-images", id) {
+		if !m.s3.has(t, "glance-images", id) {
 			t.Errorf("image %s is not in glance-images", id)
 		}
 	})
