@@ -23,7 +23,14 @@ func ValidSARIF(t testing.TB, doc []byte) {
 // nil.
 func SARIFProblem(t testing.TB, doc []byte) error {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(RepoRoot(), "fn", "findings", "testdata", "sarif-schema-2.1.0.json"))
+	return SchemaProblem(t, filepath.Join(RepoRoot(), "fn", "findings", "testdata", "sarif-schema-2.1.0.json"), doc)
+}
+
+// SchemaProblem is why the JSON document doc does not validate against the
+// JSON schema in the file schemaPath, or nil.
+func SchemaProblem(t testing.TB, schemaPath string, doc []byte) error {
+	t.Helper()
+	b, err := os.ReadFile(schemaPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,11 +38,12 @@ func SARIFProblem(t testing.TB, doc []byte) error {
 	if err != nil {
 		t.Fatal(err)
 	}
+	name := filepath.Base(schemaPath)
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("sarif-schema-2.1.0.json", schemaDoc); err != nil {
+	if err := c.AddResource(name, schemaDoc); err != nil {
 		t.Fatal(err)
 	}
-	schema, err := c.Compile("sarif-schema-2.1.0.json")
+	schema, err := c.Compile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
