@@ -21,9 +21,10 @@ import (
 )
 
 // noDrift is Flux's side of "no drift": for two minutes each of the three
-// Kustomizations is asked to reconcile again every few seconds (annotated
-// reconcile.fluxcd.io/requestedAt, waited for until it handled the request,
-// Ready again); no reconcile changes anything: kustomize-controller's
+// Kustomizations is asked to reconcile again 5 s after the last request
+// was handled (annotated reconcile.fluxcd.io/requestedAt, waited for until
+// it handled the request, Ready again: with wait, a round takes about a
+// minute on the node); no reconcile changes anything: kustomize-controller's
 // events name no object configured or created, and every object of the
 // three inventories keeps its generation (its resourceVersion when it has
 // none, a ConfigMap's or a Service's).
