@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -18,14 +19,71 @@ import (
 type Tally struct {
 	mu     sync.Mutex
 	counts map[string]*[2]int // label → passed, failed
+	// why the failed checks failed, in the order they did: CI keeps the
+	// end of a run's output, where the tally is, not the middle, where a
+	// check's own failure was logged.
+	whys []string
 }
 
 // Check runs one named check as a subtest of t and counts it under label
-// ("" counts in the total only: a check of no release).
+// ("" counts in the total only: a check of no release). A failed check's
+// last Eventually error goes into the tally's summary.
 func (ts *Tally) Check(t *testing.T, label, name string, f func(*testing.T)) bool {
-	ok := t.Run(name, f)
+	var sub string
+	ok := t.Run(name, func(t *testing.T) {
+		sub = t.Name()
+		f(t)
+	})
 	ts.Record(label, ok)
+	if !ok {
+		ts.Why(label, name, lastFailure(sub))
+	}
 	return ok
+}
+
+// Why adds what a failed check's label and name cannot say (its last
+// error, what the cluster showed then) to the summary.
+func (ts *Tally) Why(label, name, why string) {
+	if why == "" {
+		return
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.whys = append(ts.whys, fmt.Sprintf("%s / %s:\n%s", label, name, indent(clip(why, 25, 3000))))
+}
+
+// failures is each test's last Eventually error, by test name.
+var failures sync.Map
+
+func recordFailure(test, why string) { failures.Store(test, why) }
+
+// lastFailure is the Eventually errors of the test named and its
+// subtests.
+func lastFailure(name string) string {
+	var out []string
+	failures.Range(func(k, v any) bool {
+		if n := k.(string); n == name || strings.HasPrefix(n, name+"/") {
+			out = append(out, v.(string))
+		}
+		return true
+	})
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+// clip keeps a summary readable: its first lines, its first bytes.
+func clip(s string, lines, size int) string {
+	if l := strings.Split(s, "\n"); len(l) > lines {
+		s = strings.Join(l[:lines], "\n") + "\n…"
+	}
+	if len(s) > size {
+		s = s[:size] + "…"
+	}
+	return s
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
 }
 
 // Record counts one check's outcome under label.
@@ -66,6 +124,9 @@ func (ts *Tally) Print(w io.Writer) bool {
 		passed, failed = passed+c[0], failed+c[1]
 	}
 	fmt.Fprintf(w, "total: %d passed, %d failed\n", passed, failed)
+	for _, why := range ts.whys {
+		fmt.Fprintf(w, "failed: %s\n", why)
+	}
 	return failed > 0
 }
 

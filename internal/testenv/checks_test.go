@@ -36,3 +36,25 @@ func TestTallyCheckCounts(t *testing.T) {
 		t.Errorf("counts %v, want one passed under r", ts.counts["r"])
 	}
 }
+
+// A failed check's reason reaches the summary's end, its own and its
+// subtests' but no sibling's that shares its prefix.
+func TestTallyWhy(t *testing.T) {
+	recordFailure("TestX/rel/check", "Application glance Degraded: health Progressing")
+	recordFailure("TestX/rel/check/inner", "inner timed out")
+	recordFailure("TestX/rel/checkmate", "a sibling's")
+	var ts Tally
+	ts.Record("r", false)
+	ts.Why("r", "check", lastFailure("TestX/rel/check"))
+	ts.Why("r", "silent", "")
+	var b strings.Builder
+	ts.Print(&b)
+	want := "r: 0 passed, 1 failed\ntotal: 0 passed, 1 failed\n" +
+		"failed: r / check:\n    Application glance Degraded: health Progressing\n    inner timed out\n"
+	if b.String() != want {
+		t.Errorf("Print wrote\n%s\nwant\n%s", b.String(), want)
+	}
+	if got := clip(strings.Repeat("l\n", 30), 25, 3000); strings.Count(got, "\n") != 25 || !strings.HasSuffix(got, "…") {
+		t.Errorf("clip kept %q", got)
+	}
+}

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -16,6 +17,7 @@ func Eventually(t testing.TB, limit, interval time.Duration, what string, check 
 			return
 		}
 		if time.Now().After(deadline) {
+			recordFailure(t.Name(), fmt.Sprintf("%s: %v", what, err))
 			t.Fatalf("%s: %v", what, err)
 		}
 		time.Sleep(interval)

@@ -425,7 +425,7 @@ func (a *argoApp) downgrade(t *testing.T) {
 	// (controller.resource.health.persist); the Application's health names
 	// the resource that caused it, and the sync result carries the failed
 	// resource's message.
-	testenv.Eventually(t, 10*time.Minute, 2*time.Second, "Application glance Degraded by the Glance", func() error {
+	testenv.Eventually(t, 15*time.Minute, 2*time.Second, "Application glance Degraded by the Glance", func() error {
 		u, err := a.s.resource(t, applications, "argocd", "glance")
 		if err != nil {
 			return err

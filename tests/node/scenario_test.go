@@ -50,6 +50,7 @@ func (s *scenario) check(name string, stop bool, f func(t *testing.T)) {
 	ok := tally.Check(s.t, label, name, f)
 	if !ok {
 		s.t.Logf("after %q failed, the API pods' logs:\n%s", name, s.logs())
+		tally.Why(label, name+", the cluster then", s.state())
 	}
 	if !ok && stop {
 		s.t.FailNow()
@@ -60,6 +61,25 @@ func (s *scenario) check(name string, stop bool, f func(t *testing.T)) {
 func (s *scenario) logs() string {
 	out, _ := s.n.Kubectl(nil, "-n", s.ns, "logs", "-l", "app.kubernetes.io/name=glance", "--all-containers", "--prefix", "--tail=40", "--max-log-requests=20")
 	return string(out)
+}
+
+// state is what the cluster showed when a check failed, short enough for
+// the tally's summary: the namespace's workload, and the engine's view.
+func (s *scenario) state() string {
+	out, _ := s.n.Kubectl(nil, "-n", s.ns, "get", "deployments,pods,jobs", "--no-headers")
+	state := string(out)
+	switch s.engine {
+	case "Argo CD":
+		out, _ = s.n.Kubectl(nil, "-n", "argocd", "get", "applications.argoproj.io", "glance", "-o", "jsonpath="+
+			`sync {.status.sync.status} at {.status.sync.revision}, health {.status.health.status} ({.status.health.message}), `+
+			`operation {.status.operationState.phase}: {.status.operationState.message}{"\n"}`+
+			`{range .status.operationState.syncResult.resources[*]}{.kind}/{.name} {.status} {.hookPhase}: {.message}{"\n"}{end}`)
+		state += string(out)
+	case "Flux":
+		out, _ = s.n.Kubectl(nil, "-n", "flux-system", "get", "kustomizations.kustomize.toolkit.fluxcd.io,buckets.source.toolkit.fluxcd.io", "--no-headers")
+		state += string(out)
+	}
+	return state
 }
 
 func (s *scenario) run() {
