@@ -15,6 +15,12 @@ CONTROLLER_GEN   := $(TOOLBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 VERSITYGW        := $(TOOLBIN)/versitygw-$(VERSITYGW_VERSION)
 GOLANGCI_LINT    := $(TOOLBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 FN_BIN           := $(CURDIR)/bin/glance-krm-fn
+# The platforms every image is built for (the top-level Dockerfile's
+# TARGETARCH); the binaries are cross-compiled, never emulated.
+PLATFORMS        ?= linux/amd64 linux/arm64
+HOST_ARCH        := $(shell go env GOARCH)
+ARCHES           := $(patsubst linux/%,%,$(PLATFORMS))
+CROSS_ARCHES     := $(filter-out $(HOST_ARCH),$(ARCHES))
 CONTROLLER_BIN   := $(CURDIR)/bin/glance-krm-controller
 GO_TEST_FLAGS    ?= -count=1
 
@@ -34,7 +40,7 @@ rootfs_var = GLANCE_ROOTFS_$(2)="$$(CACHE=$(CACHE) bash tests/e2e/glance/rootfs.
 ROOTFS_GLANCE := $(call rootfs_var,trixie,TRIXIE) $(call rootfs_var,2025.2,2025_2) $(call rootfs_var,2026.1,2026_1) $(call rootfs_var,sid,SID) $(call rootfs_var,keystone,KEYSTONE)
 ROOTFS_NODE   := $(ROOTFS_GLANCE) $(call rootfs_var,bookworm,BOOKWORM) $(call rootfs_var,infra,INFRA)
 
-.PHONY: build-fn rootfs deps-node e2e-node e2e-gitops bench-node flux-render lint short deps-lint help seed-render generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench bench-controller fuzz generate tools deps-python deps-glance clean
+.PHONY: build-fn build-cross rootfs deps-node e2e-node e2e-gitops bench-node flux-render lint short deps-lint help seed-render generate-catalogs generate-secret-options all build example test unit e2e-glance e2e-chainsaw e2e-packaging image deps-containers bench bench-controller fuzz generate tools deps-python deps-glance clean
 
 all: build
 
@@ -42,13 +48,23 @@ all: build
 help:
 	@awk '/^## /{sub(/^## /, ""); print}' $(MAKEFILE_LIST)
 
-## build: the KRM function and controller binaries (bin/)
+## build: the KRM function and controller binaries (bin/, and the same
+## bytes in bin/linux_<arch>/ where the Dockerfile takes them)
 build: build-fn
 	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(CONTROLLER_BIN) ./controller
+	mkdir -p bin/linux_$(HOST_ARCH) && cp $(CONTROLLER_BIN) bin/linux_$(HOST_ARCH)/
 
 ## build-fn: the KRM function alone (bin/glance-krm-fn)
 build-fn:
 	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(FN_BIN) ./fn
+	mkdir -p bin/linux_$(HOST_ARCH) && cp $(FN_BIN) bin/linux_$(HOST_ARCH)/
+
+## build-cross: the binaries for the other PLATFORMS (bin/linux_<arch>/)
+build-cross:
+	for arch in $(CROSS_ARCHES); do \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch go build -trimpath -ldflags='-s -w' -o bin/linux_$$arch/glance-krm-fn ./fn; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch go build -trimpath -ldflags='-s -w' -o bin/linux_$$arch/glance-krm-controller ./controller; \
+	done
 
 ## example: render examples/standalone with the real kustomize and the
 ## function (it builds the function only: the example needs no controller)
@@ -180,18 +196,33 @@ $(VERSITYGW):
 	mv $(CACHE)/tmp-versitygw/versitygw $@
 
 ## image: the function, controller and Argo CD sidecar images (docker,
-## podman or buildah, whichever works here)
-image: build $(KUSTOMIZE) deps-containers
-	rm -rf build/argocd-cmp && mkdir -p build/argocd-cmp/rootfs/bin build/argocd-cmp/rootfs/usr/local/bin
-	cp "$$(CACHE=$(CACHE) bash hack/static-busybox.sh)" build/argocd-cmp/rootfs/bin/busybox
-	ln -s busybox build/argocd-cmp/rootfs/bin/sh
-	cp $(KUSTOMIZE) build/argocd-cmp/rootfs/usr/local/bin/kustomize
-	CACHE=$(CACHE) bash hack/image.sh dev
+## podman or buildah, whichever works here), each one OCI image index of
+## PLATFORMS from the top-level Dockerfile, written to build/oci/
+image: build build-cross $(KUSTOMIZE) $(foreach a,$(CROSS_ARCHES),$(KUSTOMIZE)-linux-$(a)) deps-containers
+	rm -rf build/argocd-cmp
+	for arch in $(ARCHES); do \
+	  root=build/argocd-cmp/linux_$$arch/rootfs; \
+	  mkdir -p $$root/bin $$root/usr/local/bin; \
+	  cp "$$(CACHE=$(CACHE) bash hack/static-busybox.sh $$arch)" $$root/bin/busybox; \
+	  ln -s busybox $$root/bin/sh; \
+	  if [ $$arch = $(HOST_ARCH) ]; then cp $(KUSTOMIZE) $$root/usr/local/bin/kustomize; \
+	  else cp $(KUSTOMIZE)-linux-$$arch $$root/usr/local/bin/kustomize; fi; \
+	done
+	CACHE=$(CACHE) PLATFORMS="$(PLATFORMS)" bash hack/image.sh dev
+
+# kustomize for another architecture (the sidecar image's), static like
+# the host's; go install will not cross-install into a GOBIN.
+$(KUSTOMIZE)-linux-%:
+	mkdir -p $(TOOLBIN)
+	env -u GOBIN GOPATH=$(CACHE)/gopath-cross GOMODCACHE="$$(go env GOMODCACHE)" GOOS=linux GOARCH=$* CGO_ENABLED=0 \
+	  go install -trimpath -ldflags='-s -w' sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+	mv $(CACHE)/gopath-cross/bin/linux_$*/kustomize $@
 
 ## e2e-packaging: the images, kustomize container mode, kpt and the Argo CD
 ## plugin, each with the real tool
 e2e-packaging: image
-	go test $(GO_TEST_FLAGS) -tags e2e -v -timeout 20m ./tests/packaging/
+	QEMU_AARCH64="$$(CACHE=$(CACHE) bash hack/qemu-user.sh)" \
+	  go test $(GO_TEST_FLAGS) -tags e2e -v -timeout 20m ./tests/packaging/
 
 ## flux-render: render OVERLAY (a kustomization running glance-krm) into OUT:
 ## three folders (0-prepare, 1-workload, 2-after) that three chained Flux

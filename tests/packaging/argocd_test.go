@@ -213,8 +213,12 @@ func TestPluginGenerateFailsOnTwoDefaults(t *testing.T) {
 
 // TestPluginInSidecarImage runs init and generate inside the sidecar image
 // itself (podman), as the sidecar's user, on the same checkout.
+//
+// The image is pulled by digest from the loopback registry, as an Argo CD
+// node pulls the sidecar's image.
 func TestPluginInSidecarImage(t *testing.T) {
-	env := containerEnv(t)
+	ref := pushed(t, "argocd-cmp")
+	env := pullEnv(t, ref)
 	c := readPlugin(t)
 	repo := checkout(t, false)
 	script := shellQuote(c.Spec.Generate.argv())
@@ -226,11 +230,12 @@ func TestPluginInSidecarImage(t *testing.T) {
 	for _, e := range sidecarEnv {
 		args = append(args, "-e", e)
 	}
-	args = append(args, "--entrypoint", "/bin/sh", cmpImage+devTag, "-c", script)
+	args = append(args, "--entrypoint", "/bin/sh", ref, "-c", script)
 	out, stderr, err := run(t, env, "", "podman", args...)
 	if err != nil {
 		t.Fatalf("podman run: %v\n%s", err, stderr)
 	}
+	wasPulled(t, env, ref)
 	if diff := cmp.Diff(execOutput(t), out); diff != "" {
 		t.Errorf("the sidecar image's output differs from the exec-mode build (-exec +sidecar):\n%s", diff)
 	}

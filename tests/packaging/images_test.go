@@ -3,6 +3,7 @@
 package packaging_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/c5c3/glance-krm/internal/testenv"
 )
 
 // maxFunctionImage: the function carries the API server's own schema and
@@ -45,13 +48,30 @@ func TestFunctionImage(t *testing.T) {
 // container-mode example with a `docker` on PATH that execs podman, as
 // kustomize calls `docker run --rm -i -a STDIN -a STDOUT -a STDERR
 // --network none --user nobody ...`; its output must equal exec mode's.
+//
+// The image is pulled by digest from the loopback registry, as a user pins
+// it: the example's tag is replaced by the pushed index's digest.
 func TestKustomizeContainerModeEqualsExecMode(t *testing.T) {
-	env := containerEnv(t)
-	tagPinned(t, env, fnImage)
+	ref := pushed(t, "fn")
+	env := pullEnv(t, ref)
 	shim := t.TempDir()
 	dockerShim(t, shim)
 	env = append(env, "PATH="+shim+":"+os.Getenv("PATH"))
-	got := mustRun(t, env, "", mustEnv(t, "KUSTOMIZE_BIN"), "build", "--enable-alpha-plugins", filepath.Join(root, "examples/standalone-container"))
+	examples := filepath.Join(t.TempDir(), "examples")
+	for _, dir := range []string{"standalone", "standalone-container"} {
+		testenv.CopyTree(t, filepath.Join(root, "examples", dir), filepath.Join(examples, dir), func(path string, b []byte) []byte {
+			if path != "glance-krm.yaml" || dir != "standalone-container" {
+				return b
+			}
+			if !bytes.Contains(b, []byte("image: "+fnImage+pinnedTag)) {
+				t.Fatalf("examples/standalone-container no longer runs %s", fnImage+pinnedTag)
+			}
+			return bytes.Replace(b, []byte("image: "+fnImage+pinnedTag), []byte("image: "+ref), 1)
+		})
+	}
+	got := mustRun(t, env, "", mustEnv(t, "KUSTOMIZE_BIN"), "build", "--enable-alpha-plugins", filepath.Join(examples, "standalone-container"))
+	wasPulled(t, env, ref)
+	t.Logf("kustomize ran %s", ref)
 	if diff := cmp.Diff(execOutput(t), got); diff != "" {
 		t.Errorf("container mode differs from exec mode (-exec +container):\n%s", diff)
 	}

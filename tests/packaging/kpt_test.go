@@ -19,10 +19,23 @@ import (
 // its pipeline runs the binary instead of the image (kpt --allow-exec).
 func kptPackage(t *testing.T, execPath string) string {
 	t.Helper()
+	if execPath == "" {
+		return kptPackageStep(t, "")
+	}
+	return kptPackageStep(t, "- exec: "+execPath)
+}
+
+// kptPackageStep copies examples/kpt with its pipeline's step replaced
+// (unless step is empty).
+func kptPackageStep(t *testing.T, step string) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "glance")
 	testenv.CopyTree(t, filepath.Join(root, "examples/kpt"), dir, func(path string, b []byte) []byte {
-		if path == "Kptfile" && execPath != "" {
-			return bytes.Replace(b, []byte("- image: "+fnImage+pinnedTag), []byte("- exec: "+execPath), 1)
+		if path == "Kptfile" && step != "" {
+			if !bytes.Contains(b, []byte("- image: "+fnImage+pinnedTag)) {
+				t.Fatalf("examples/kpt/Kptfile no longer runs %s", fnImage+pinnedTag)
+			}
+			return bytes.Replace(b, []byte("- image: "+fnImage+pinnedTag), []byte(step), 1)
 		}
 		return b
 	})
@@ -165,10 +178,10 @@ func TestKptRender(t *testing.T) {
 		}
 	})
 
-	t.Run("the image through podman renders what the binary renders", func(t *testing.T) {
-		cenv := containerEnv(t)
-		tagPinned(t, cenv, fnImage)
-		viaExec, viaImage := kptPackage(t, fnBin), kptPackage(t, "")
+	t.Run("the image, pulled by digest from a registry through podman, renders what the binary renders", func(t *testing.T) {
+		ref := pushed(t, "fn")
+		cenv := pullEnv(t, ref)
+		viaExec, viaImage := kptPackage(t, fnBin), kptPackageStep(t, "- image: "+ref)
 		if out, err := kptRender(t, env, viaExec, "--allow-exec"); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -177,6 +190,7 @@ func TestKptRender(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
+		wasPulled(t, cenv, ref)
 		a, b := snapshot(t, viaExec), snapshot(t, viaImage)
 		delete(a, "Kptfile")
 		delete(b, "Kptfile")
