@@ -203,7 +203,9 @@ image: build build-cross $(KUSTOMIZE) $(foreach a,$(CROSS_ARCHES),$(KUSTOMIZE)-l
 	for arch in $(ARCHES); do \
 	  root=build/argocd-cmp/linux_$$arch/rootfs; \
 	  mkdir -p $$root/bin $$root/usr/local/bin; \
-	  cp "$$(CACHE=$(CACHE) bash hack/static-busybox.sh $$arch)" $$root/bin/busybox; \
+	  busybox="$$(CACHE=$(CACHE) bash hack/static-busybox.sh $$arch)"; \
+	  cp "$$busybox" $$root/bin/busybox; \
+	  cp "$$(dirname "$$(dirname "$$busybox")")/purl" build/argocd-cmp/linux_$$arch/busybox.purl; \
 	  ln -s busybox $$root/bin/sh; \
 	  if [ $$arch = $(HOST_ARCH) ]; then cp $(KUSTOMIZE) $$root/usr/local/bin/kustomize; \
 	  else cp $(KUSTOMIZE)-linux-$$arch $$root/usr/local/bin/kustomize; fi; \

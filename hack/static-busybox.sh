@@ -7,6 +7,8 @@
 # may have), and is checked to have no program interpreter and to be built
 # for ARCH, never assumed. Another architecture's package list is read into
 # an apt state of its own, so the host's dpkg never gains an architecture.
+# The package's purl (name, version, architecture, release) is kept beside
+# the binary, in purl, for the image's SBOM.
 # Usage: hack/static-busybox.sh [ARCH]
 set -euo pipefail
 CACHE="${CACHE:-$HOME/.cache/glance-krm}"
@@ -24,7 +26,7 @@ static() {
   ! readelf -l "$1" 2>/dev/null | grep -q 'program interpreter' &&
     readelf -h "$1" 2>/dev/null | grep -q "Machine: *$machine$"
 }
-if [ ! -x "$bin" ] || ! static "$bin"; then
+if [ ! -x "$bin" ] || [ ! -s "$DEST/purl" ] || ! static "$bin"; then
   command -v readelf >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq binutils >/dev/null; }
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' EXIT
@@ -42,6 +44,9 @@ if [ ! -x "$bin" ] || ! static "$bin"; then
   rm -rf "$DEST" && mkdir -p "$DEST"
   dpkg-deb -x "$tmp"/busybox-static_*.deb "$DEST/root"
   mkdir -p "$DEST/bin" && cp "$DEST/root/bin/busybox" "$bin"
+  version="$(dpkg-deb -f "$tmp"/busybox-static_*.deb Version)"
+  codename="$(sed -n "s/^VERSION_CODENAME=//p" /etc/os-release)"
+  echo "pkg:deb/debian/busybox-static@${version//:/%3A}?arch=$arch&distro=$codename" > "$DEST/purl"
 fi
 if ! static "$bin"; then
   echo "static-busybox: $bin is not a static $arch ($machine) executable; the sidecar image needs one" >&2
