@@ -96,7 +96,7 @@ func runFlux(t *testing.T, s *scenario) {
 	s.check("a failing db-sync (a wrong database password published) stops the chain: no new ReplicaSet, the old pods serve; the fix recovers", false, f.failingDBSync)
 	s.check("8 long downloads and 8 long uploads at once: probes pass, no restart", false, s.underLoad)
 	s.check("a default flip as a publication: Ready again, an old pod's ConfigMap there while it runs", false, f.flip)
-	s.check("a store drain as a publication ("+fluxDrainFrom+" into the default, "+fluxDrainTo+", behind Keystone): explain lists it, the Job runs in the last step, the record Complete naming every image, StoresDrained", true, f.fluxDrain)
+	s.check("a store drain as a publication ("+fluxDrainFrom+" into the default, "+fluxDrainTo+", behind Keystone): explain lists it, the Job runs in the last step, the record Complete, every image it held in the default alone, StoresDrained", true, f.fluxDrain)
 	s.check("the drained store's removal as a publication: explain blocks it without the record and passes it with the live one; the GlanceBackend pruned, every image downloads byte-identical from "+fluxDrainTo+" alone", false, f.fluxRemoval)
 	s.check("a skipped release published ("+s.rel.name+" over one release): the Glance Stalled with UpgradePathInvalid naming the Job, the last step not Ready", false, f.skippedRelease)
 	s.check("the client loop from the first Available: zero failed requests", false, func(t *testing.T) {
