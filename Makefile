@@ -9,11 +9,15 @@ KUSTOMIZE_VERSION      ?= v5.8.2
 CONTROLLER_GEN_VERSION ?= v0.23.0
 VERSITYGW_VERSION      ?= v1.8.0
 GOLANGCI_LINT_VERSION  ?= v2.15.0
+# Signs and verifies the images in e2e-packaging (the release workflow
+# installs the same version).
+COSIGN_VERSION         ?= v3.1.3
 # Static (CGO_ENABLED=0), because the Argo CD sidecar image is scratch.
 KUSTOMIZE        := $(TOOLBIN)/kustomize-$(KUSTOMIZE_VERSION)-static
 CONTROLLER_GEN   := $(TOOLBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 VERSITYGW        := $(TOOLBIN)/versitygw-$(VERSITYGW_VERSION)
 GOLANGCI_LINT    := $(TOOLBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+COSIGN           := $(TOOLBIN)/cosign-$(COSIGN_VERSION)
 FN_BIN           := $(CURDIR)/bin/glance-krm-fn
 # The platforms every image is built for (the top-level Dockerfile's
 # TARGETARCH); the binaries are cross-compiled, never emulated.
@@ -179,6 +183,11 @@ $(CONTROLLER_GEN):
 	GOBIN=$(CACHE)/tmp-controller-gen go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(CACHE)/tmp-controller-gen/controller-gen $@
 
+$(COSIGN):
+	mkdir -p $(TOOLBIN)
+	GOBIN=$(CACHE)/tmp-cosign go install github.com/sigstore/cosign/v3/cmd/cosign@$(COSIGN_VERSION)
+	mv $(CACHE)/tmp-cosign/cosign $@
+
 $(GOLANGCI_LINT):
 	mkdir -p $(TOOLBIN)
 	GOBIN=$(CACHE)/tmp-golangci-lint go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
@@ -222,8 +231,8 @@ $(KUSTOMIZE)-linux-%:
 
 ## e2e-packaging: the images, kustomize container mode, kpt and the Argo CD
 ## plugin, each with the real tool
-e2e-packaging: image
-	QEMU_AARCH64="$$(CACHE=$(CACHE) bash hack/qemu-user.sh)" \
+e2e-packaging: image $(COSIGN)
+	QEMU_AARCH64="$$(CACHE=$(CACHE) bash hack/qemu-user.sh)" COSIGN_BIN=$(COSIGN) \
 	  go test $(GO_TEST_FLAGS) -tags e2e -v -timeout 20m ./tests/packaging/
 
 ## flux-render: render OVERLAY (a kustomization running glance-krm) into OUT:

@@ -9,7 +9,8 @@
 //     a binary out is worse than none;
 //   - an in-toto statement with a SLSA v1 provenance predicate for the
 //     index (<target>.provenance.json): the commit, the Go version, the
-//     build flags, the platforms, the tools the image holds.
+//     build flags, the platforms, the tools the image holds (and its
+//     predicate alone, <target>.provenance.predicate.json, for cosign).
 //
 // Both are reproducible: their times are SOURCE_DATE_EPOCH's. The tests
 // attach them to the pushed index (tests/packaging), as a release does.
@@ -114,7 +115,13 @@ func run(o options) ([]string, error) {
 	if err := writeJSON(f, st); err != nil {
 		return nil, err
 	}
-	return append(written, f), nil
+	// cosign attest takes the predicate and makes the statement itself
+	// (its subject: the digest it signs).
+	pf := filepath.Join(o.out, o.target()+".provenance.predicate.json")
+	if err := writeJSON(pf, st["predicate"]); err != nil {
+		return nil, err
+	}
+	return append(written, f, pf), nil
 }
 
 // writeJSON writes v as indented JSON through encoding/json, whose output
