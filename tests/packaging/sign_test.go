@@ -26,7 +26,7 @@ func TestSignedAndAttested(t *testing.T) {
 	dir := t.TempDir()
 	env := append(os.Environ(), "COSIGN_BIN="+cosign, "COSIGN_PASSWORD=glance-krm-test", "COSIGN_YES=true",
 		"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "NO_PROXY=127.0.0.1,localhost",
-		"TUF_ROOT="+filepath.Join(dir, "tuf"), "HOME="+dir)
+		"TUF_ROOT="+filepath.Join(dir, "tuf"))
 	for _, k := range []string{"release", "other"} {
 		if _, stderr, err := run(t, env, dir, cosign, "generate-key-pair", "--output-key-prefix", k); err != nil {
 			t.Fatalf("cosign generate-key-pair: %v\n%s", err, stderr)
@@ -77,6 +77,28 @@ func TestSignedAndAttested(t *testing.T) {
 		}
 		if o, err := cosignVerify("verify-attestation", other, "--type=slsaprovenance1", ref); err == nil {
 			t.Errorf("cosign verify-attestation %s with another key passed:\n%s", ref, o)
+		}
+	}
+
+	// The install manifests pin the controller as it was published.
+	dist := t.TempDir()
+	if _, stderr, err := run(t, env, root, "bash", "hack/release-manifests.sh", refs[1], dist); err != nil {
+		t.Fatalf("hack/release-manifests.sh: %v\n%s", err, stderr)
+	}
+	manifests, err := os.ReadFile(filepath.Join(dist, "glance-krm-controller.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(manifests), "image: "+refs[1]+"\n") {
+		t.Errorf("glance-krm-controller.yaml does not run %s:\n%s", refs[1], manifests)
+	}
+	crds, err := os.ReadFile(filepath.Join(dist, "glance-krm-crds.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"kind: Glance\n", "kind: GlanceBackend\n"} {
+		if !strings.Contains(string(crds), kind) {
+			t.Errorf("glance-krm-crds.yaml has no %s", strings.TrimSpace(kind))
 		}
 	}
 
