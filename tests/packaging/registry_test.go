@@ -39,7 +39,9 @@ func registryHost(t *testing.T) string {
 			reg.err = err
 			return
 		}
-		go func() { _ = (&http.Server{Handler: registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0)))}).Serve(ln) }() //nolint:gosec // a test's loopback registry
+		go func() {
+			_ = (&http.Server{Handler: registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0)))}).Serve(ln)
+		}() //nolint:gosec // a test's loopback registry
 		reg.host = ln.Addr().String()
 		dir, err := os.MkdirTemp("", "glance-krm-registries-")
 		if err != nil {
