@@ -34,15 +34,22 @@ func glanceManage(args string) string {
 // dbSyncJob is the first half of Glance's own rolling upgrade, run before
 // the API rolls: `db expand` adds the new release's tables and columns,
 // `db migrate` moves the data, and the metadata definitions are loaded;
-// the old glance-api keeps serving on the expanded schema. On an empty
-// database the same two commands create the schema, and on one already
-// there each is a no-op. Its template is immutable, so its name carries a
+// the old glance-api keeps serving on the expanded schema. An empty
+// database (`db version`: no alembic head yet) is made whole first by `db
+// sync`, Glance's offline install path: no pod serves yet, and the rolling
+// path would build it through every historical expand, triggers included,
+// and leave their removal to db-contract while the new pods serve — whose
+// first statement (ocata_contract01: drop images.is_public, then its
+// triggers) fails every image create in between (a node run saw a 500).
+// Expand and migrate then say the schema is up to date. On a schema
+// already there each is a no-op. Its template is immutable, so its name carries a
 // hash of its spec: a new image, release or config makes a new Job,
 // which runs again, and an unchanged one keeps its name and is not rerun.
 // The pod is completed by wire() like the Deployment's (config,
 // credentials). It keeps the seed's name, db-sync.
 func dbSyncJob(g *v1alpha1.Glance) *batchv1.Job {
-	script := glanceManage("db expand") + " && " + glanceManage("db migrate") +
+	script := "if " + glanceManage("db version") + " | grep -q 'not under migration control'; then " + glanceManage("db sync") + "; fi && " +
+		glanceManage("db expand") + " && " + glanceManage("db migrate") +
 		" && p=" + metadefsPath + " && { [ -d \"$p\" ] || p=" + debianMetadefsPath + "; } && " +
 		glanceManage("db load_metadefs --path \"$p\"")
 	return dbJob(g, componentDBSync, script)
