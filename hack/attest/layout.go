@@ -12,8 +12,9 @@ import (
 	"sort"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+
+	"github.com/c5c3/glance-krm/internal/ocilayout"
 )
 
 // index is one image index of a layout, its images by architecture.
@@ -35,22 +36,7 @@ type content struct {
 }
 
 func readIndex(dir string) (*index, error) {
-	p, err := layout.FromPath(dir)
-	if err != nil {
-		return nil, err
-	}
-	top, err := p.ImageIndex()
-	if err != nil {
-		return nil, err
-	}
-	m, err := top.IndexManifest()
-	if err != nil {
-		return nil, err
-	}
-	if len(m.Manifests) != 1 || !m.Manifests[0].MediaType.IsIndex() {
-		return nil, fmt.Errorf("%s: want one image index, found %d manifests", dir, len(m.Manifests))
-	}
-	idx, err := top.ImageIndex(m.Manifests[0].Digest)
+	idx, digest, err := ocilayout.Index(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +44,7 @@ func readIndex(dir string) (*index, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &index{digest: m.Manifests[0].Digest, images: map[string]*platformImage{}}
+	out := &index{digest: digest, images: map[string]*platformImage{}}
 	for _, d := range im.Manifests {
 		if d.Platform == nil {
 			return nil, fmt.Errorf("%s: manifest %s names no platform", dir, d.Digest)

@@ -13,8 +13,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/c5c3/glance-krm/internal/ocilayout"
 )
 
 func main() {
@@ -39,29 +40,14 @@ func push(dir, to string, insecure bool) error {
 	if err != nil {
 		return err
 	}
-	p, err := layout.FromPath(dir)
-	if err != nil {
-		return err
-	}
-	top, err := p.ImageIndex()
-	if err != nil {
-		return err
-	}
-	m, err := top.IndexManifest()
-	if err != nil {
-		return err
-	}
-	if len(m.Manifests) != 1 || !m.Manifests[0].MediaType.IsIndex() {
-		return fmt.Errorf("%s: want one image index, found %d manifests", dir, len(m.Manifests))
-	}
-	idx, err := top.ImageIndex(m.Manifests[0].Digest)
+	idx, digest, err := ocilayout.Index(dir)
 	if err != nil {
 		return err
 	}
 	if err := remote.WriteIndex(tag, idx, remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 		return err
 	}
-	fmt.Printf("%s@%s\n", tag.Context(), m.Manifests[0].Digest)
+	fmt.Printf("%s@%s\n", tag.Context(), digest)
 	im, err := idx.IndexManifest()
 	if err != nil {
 		return err

@@ -16,8 +16,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+
+	"github.com/c5c3/glance-krm/internal/ocilayout"
 )
 
 // platforms every image is built for (the Makefile's PLATFORMS), with the
@@ -44,26 +45,11 @@ var shipped = []struct {
 // index.json names it by its tag), and its digest.
 func index(t *testing.T, target string) (v1.ImageIndex, v1.Hash) {
 	t.Helper()
-	p, err := layout.FromPath(filepath.Join(root, "build", "oci", target))
+	idx, digest, err := ocilayout.Index(filepath.Join(root, "build", "oci", target))
 	if err != nil {
-		t.Fatalf("build/oci/%s: %v (make image writes it)", target, err)
+		t.Fatalf("%v (make image writes it)", err)
 	}
-	top, err := p.ImageIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := top.IndexManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m.Manifests) != 1 || !m.Manifests[0].MediaType.IsIndex() {
-		t.Fatalf("build/oci/%s holds %v, want one image index", target, m.Manifests)
-	}
-	idx, err := top.ImageIndex(m.Manifests[0].Digest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return idx, m.Manifests[0].Digest
+	return idx, digest
 }
 
 // images are an index's images by architecture; every manifest must be an
