@@ -67,7 +67,7 @@ func (s *scenario) logs() string {
 // the tally's summary: the namespace's workload, and the engine's view.
 func (s *scenario) state() string {
 	out, _ := s.n.Kubectl(nil, "-n", s.ns, "get", "deployments,pods,jobs", "--no-headers")
-	state := string(out)
+	state := string(out) + s.autoscalerState() + "\n"
 	switch s.engine {
 	case "Argo CD":
 		out, _ = s.n.Kubectl(nil, "-n", "argocd", "get", "applications.argoproj.io", "glance", "-o", "jsonpath="+
@@ -378,6 +378,14 @@ func (s *scenario) autoscaler(t *testing.T) {
 		}
 		return fmt.Errorf("no ScalingActive condition yet: %+v", h.Status.Conditions)
 	})
+}
+
+// autoscalerState is the HorizontalPodAutoscaler's conditions, in one
+// line, for a log that has to say why it was Degraded.
+func (s *scenario) autoscalerState() string {
+	out, _ := s.n.Kubectl(nil, "-n", s.ns, "get", "horizontalpodautoscalers.autoscaling", "glance", "-o", "jsonpath="+
+		`HorizontalPodAutoscaler glance: {range .status.conditions[*]}{.type}={.status} {.reason}: {.message}; {end}`)
+	return string(out)
 }
 
 // apiPods are the Deployment's pods, by name.
