@@ -12,12 +12,15 @@ GOLANGCI_LINT_VERSION  ?= v2.15.0
 # Signs and verifies the images in e2e-packaging (the release workflow
 # installs the same version).
 COSIGN_VERSION         ?= v3.1.3
+# Lints .github/workflows (it runs shellcheck over each run: step).
+ACTIONLINT_VERSION     ?= v1.7.12
 # Static (CGO_ENABLED=0), because the Argo CD sidecar image is scratch.
 KUSTOMIZE        := $(TOOLBIN)/kustomize-$(KUSTOMIZE_VERSION)-static
 CONTROLLER_GEN   := $(TOOLBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 VERSITYGW        := $(TOOLBIN)/versitygw-$(VERSITYGW_VERSION)
 GOLANGCI_LINT    := $(TOOLBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 COSIGN           := $(TOOLBIN)/cosign-$(COSIGN_VERSION)
+ACTIONLINT       := $(TOOLBIN)/actionlint-$(ACTIONLINT_VERSION)
 FN_BIN           := $(CURDIR)/bin/glance-krm-fn
 # The platforms every image is built for (the top-level Dockerfile's
 # TARGETARCH); the binaries are cross-compiled, never emulated.
@@ -96,10 +99,12 @@ generate-catalogs: deps-glance
 test: lint short unit e2e-glance e2e-chainsaw e2e-packaging e2e-node
 
 ## lint: golangci-lint (.golangci.yml: the import boundaries, gofmt and
-## goimports, errcheck) and shellcheck over hack/, .ci/ and the test scripts
-lint: $(GOLANGCI_LINT) deps-lint
+## goimports, errcheck), shellcheck over hack/, .ci/ and the test scripts, and
+## actionlint over .github/workflows
+lint: $(GOLANGCI_LINT) $(ACTIONLINT) deps-lint
 	$(GOLANGCI_LINT) run ./...
 	shellcheck hack/*.sh hack/containers/*.sh .ci/run tests/e2e/glance/*.sh review/*.sh
+	$(ACTIONLINT) -shellcheck "$$(command -v shellcheck)"
 
 ## short: the fast inner loop, every unit test and no external process
 ## (go test -short ./...; tests that need a peer skip, saying which target runs them)
@@ -187,6 +192,11 @@ $(COSIGN):
 	mkdir -p $(TOOLBIN)
 	GOBIN=$(CACHE)/tmp-cosign go install github.com/sigstore/cosign/v3/cmd/cosign@$(COSIGN_VERSION)
 	mv $(CACHE)/tmp-cosign/cosign $@
+
+$(ACTIONLINT):
+	mkdir -p $(TOOLBIN)
+	GOBIN=$(CACHE)/tmp-actionlint go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+	mv $(CACHE)/tmp-actionlint/actionlint $@
 
 $(GOLANGCI_LINT):
 	mkdir -p $(TOOLBIN)
