@@ -14,6 +14,8 @@ GOLANGCI_LINT_VERSION  ?= v2.15.0
 COSIGN_VERSION         ?= v3.1.3
 # Lints .github/workflows (it runs shellcheck over each run: step).
 ACTIONLINT_VERSION     ?= v1.7.12
+# Whose ClusterImagePolicy CRD examples/argocd/clusterimagepolicy.yaml is held to (tests/admission).
+POLICY_CONTROLLER_VERSION ?= v0.13.1
 # Static (CGO_ENABLED=0), because the Argo CD sidecar image is scratch.
 KUSTOMIZE        := $(TOOLBIN)/kustomize-$(KUSTOMIZE_VERSION)-static
 CONTROLLER_GEN   := $(TOOLBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
@@ -119,6 +121,7 @@ unit: build tools deps-python deps-glance rootfs
 	go vet -tags e2e ./tests/e2e/glance/ ./tests/node/ ./internal/testenv/node/
 	go vet -tags scale ./tests/scale/
 	KUBEBUILDER_ASSETS="$$(CACHE=$(CACHE) bash hack/envtest-assets.sh)" $(ROOTFS_GLANCE) \
+	  POLICY_CONTROLLER_CRD="$$(POLICY_CONTROLLER_VERSION=$(POLICY_CONTROLLER_VERSION) bash hack/policy-controller-crd.sh)" \
 	  go test $(GO_TEST_FLAGS) ./...
 
 ## e2e-glance: each release's glance-api on the rendered config, against a
