@@ -28,11 +28,11 @@ import (
 var applications = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
 
 // argoImages are Argo CD's image (its multi-call binary over Debian's git
-// and redis-server, as upstream's image holds git) and glance-krm's
-// plugin sidecar as `make image` builds it.
+// and redis-server, as upstream's image holds git); glance-krm's plugin
+// sidecar comes from the node's registry (ours.cmp).
 func argoImages(t *testing.T, tools gitopsTools) []string {
 	_, archive := argocdImage(t, tools)
-	return append([]string{archive}, saveImages(t, cmpImage)...)
+	return []string{archive}
 }
 
 func argocdImage(t *testing.T, tools gitopsTools) (ref, archive string) {
@@ -81,22 +81,26 @@ func argocdImage(t *testing.T, tools gitopsTools) (ref, archive string) {
 }
 
 // installArgoCD installs upstream's headless core install with the
-// plugin sidecar (tests/node/testdata/argocd) reading repo.
-func installArgoCD(t *testing.T, n *node.Node, tools gitopsTools, repo *gitRepo) {
+// plugin sidecar (tests/node/testdata/argocd) reading repo, its image
+// cmp pinned by digest.
+func installArgoCD(t *testing.T, n *node.Node, tools gitopsTools, repo *gitRepo, cmp string) {
 	t.Helper()
 	ref, _ := argocdImage(t, tools)
 	name, tag := splitRef(ref)
+	cmpName, cmpDigest, _ := strings.Cut(cmp, "@")
 	examples := filepath.Join(testenv.RepoRoot(), "examples", "argocd")
 	installManifests(t, n, "argocd", map[string]string{
 		"upstream/core-install.yaml": filepath.Join(tools.dir, "argocd-config", "core-install.yaml"),
 		"repo-server-patch.yaml":     filepath.Join(examples, "repo-server-patch.yaml"),
 		"argocd-cm-health.yaml":      filepath.Join(examples, "argocd-cm-health.yaml"),
-	}, strings.NewReplacer("ARGOCD_IMAGE_NAME", name, "ARGOCD_IMAGE_TAG", tag, "GIT_HOST_PATH", filepath.Dir(repo.bare)))
+	}, strings.NewReplacer("ARGOCD_IMAGE_NAME", name, "ARGOCD_IMAGE_TAG", tag, "GIT_HOST_PATH", filepath.Dir(repo.bare),
+		"CMP_IMAGE_NAME", cmpName, "CMP_IMAGE_DIGEST", cmpDigest))
 	for _, d := range []string{"argocd-redis", "argocd-repo-server"} {
 		if err := n.WaitAvailable("argocd", d, 3*time.Minute); err != nil {
 			t.Fatal(err)
 		}
 	}
+	pulledByDigest(t, n, "argocd", "app.kubernetes.io/name=argocd-repo-server", "glance-krm", cmp)
 	testenv.Eventually(t, 3*time.Minute, time.Second, "StatefulSet argocd-application-controller ready", func() error {
 		s, err := n.Client.AppsV1().StatefulSets("argocd").Get(context.Background(), "argocd-application-controller", metav1.GetOptions{})
 		if err != nil {

@@ -29,8 +29,6 @@ import (
 // upgradeChain (docs/proven.md says which engine covers which release).
 const fluxRelease = "2025.2"
 
-const cmpImage = "ghcr.io/c5c3/glance-krm-argocd-cmp:dev"
-
 // gitopsTools is what hack/gitops-assets.sh provides: the engines'
 // binaries and their upstream install manifests.
 type gitopsTools struct {
@@ -67,8 +65,9 @@ func installManifests(t *testing.T, n *node.Node, folder string, extra map[strin
 	if err != nil {
 		t.Fatalf("kustomize build %s: %v", folder, err)
 	}
-	// No registry is reachable from the node: every image is imported,
-	// and a pull upstream's manifests ask for Always would fail.
+	// The engines' images are imported (no upstream registry is reachable
+	// from the node; only glance-krm's are in the node's own), and a pull
+	// upstream's manifests ask for Always would fail.
 	manifests := strings.ReplaceAll(string(out), "imagePullPolicy: Always", "imagePullPolicy: IfNotPresent")
 	// An object of a kind its CRD defines is refused until the CRD is
 	// established: apply again until everything is accepted.

@@ -7,14 +7,15 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/c5c3/glance-krm/internal/testenv"
 	"github.com/c5c3/glance-krm/internal/testenv/node"
@@ -42,14 +43,10 @@ var releases = []release{
 	{name: "2026.2", suite: "Debian sid, glance 33.0.0, uWSGI", env: "GLANCE_ROOTFS_SID", uwsgi: true},
 }
 
-// Images the node runs besides glance: the function's (the credentials
-// init container) and the controller's, both as `make image` builds them.
 const (
-	functionImage   = "ghcr.io/c5c3/glance-krm-fn:dev"
-	controllerImage = "ghcr.io/c5c3/glance-krm-controller:dev"
-	glanceImage     = "localhost/glance-krm-node/glance"
-	infraNamespace  = "glance-infra"
-	s3Region        = "us-east-1"
+	glanceImage    = "localhost/glance-krm-node/glance"
+	infraNamespace = "glance-infra"
+	s3Region       = "us-east-1"
 )
 
 // buildImages makes each release's glance image and the infrastructure
@@ -81,26 +78,54 @@ func buildImages(t *testing.T, rels []release) (archives []string, infra string)
 		t.Fatal(err)
 	}
 	archives = append(archives, infraArchive)
-	archives = append(archives, saveImages(t, functionImage, controllerImage)...)
 	return archives, infra
 }
 
-// saveImages writes images `make image` built with podman into archives
-// the node imports.
-func saveImages(t *testing.T, refs ...string) (archives []string) {
+// ours are glance-krm's own images as users get them: `make image`'s OCI
+// indexes (both platforms), pushed to the node's registry and pulled by
+// the kubelet by digest, as from ghcr.io. Set once, before the releases
+// run.
+var ours struct {
+	fn         string // the credentials init container
+	controller string
+	cmp        string // Argo CD's plugin sidecar
+}
+
+// pushOurs pushes build/oci/<target> to the node's registry as
+// c5c3/glance-krm-<target> and returns its reference by digest.
+func pushOurs(t *testing.T, n *node.Node, target string) string {
 	t.Helper()
-	for _, ref := range refs {
-		f := filepath.Join(t.TempDir(), strings.NewReplacer("/", "_", ":", "_").Replace(ref)+".tar")
-		// podman with the repository's test-only settings (hack/image.sh's).
-		save := exec.Command("bash", "-c", `source hack/containers/env.sh && podman save --format docker-archive -o "$1" "$2"`, "save", f, ref)
-		save.Dir = testenv.RepoRoot()
-		save.Env = append(os.Environ(), "CACHE="+node.Cache())
-		if out, err := save.CombinedOutput(); err != nil {
-			t.Fatalf("podman save %s (make image builds it): %v\n%s", ref, err, out)
-		}
-		archives = append(archives, f)
+	ref, err := n.PushIndex(filepath.Join(testenv.RepoRoot(), "build", "oci", target), "c5c3/glance-krm-"+target)
+	if err != nil {
+		t.Fatalf("%v (make image writes build/oci/%s)", err, target)
 	}
-	return archives
+	return ref
+}
+
+// pulledByDigest: every container named container of the pods selector
+// finds runs ref as the kubelet pulled it from the node's registry (the
+// image ID containerd reports is that reference by digest).
+func pulledByDigest(t *testing.T, n *node.Node, ns, selector, container, ref string) {
+	t.Helper()
+	pods, err := n.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, p := range pods.Items {
+		for _, c := range slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses) {
+			if c.Name != container {
+				continue
+			}
+			found++
+			if c.ImageID != ref {
+				t.Errorf("pod %s/%s's %s runs %s (image ID %s), want %s pulled from the node's registry", ns, p.Name, container, c.Image, c.ImageID, ref)
+			}
+		}
+	}
+	if found == 0 {
+		t.Errorf("no container %s in the pods %s of %s", container, selector, ns)
+	}
 }
 
 func fileKey(path string) (string, error) {

@@ -91,6 +91,10 @@ func TestNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	bench.imported = time.Since(start)
+	ours.fn, ours.controller = pushOurs(t, n, "fn"), pushOurs(t, n, "controller")
+	if runs("argocd") {
+		ours.cmp = pushOurs(t, n, "argocd-cmp")
+	}
 
 	glances := slices.Concat(door, drain, engines)
 	dbs := map[string]string{}
@@ -120,14 +124,14 @@ func TestNode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	installController(t, n, kustomize)
+	installController(t, n, kustomize, ours.controller)
 	if err := n.InstallMetricsServer(node.Cache()); err != nil {
 		t.Fatal(err)
 	}
 	var repo *gitRepo
 	if runs("argocd") {
 		repo = newGitRepo(t)
-		installArgoCD(t, n, tools, repo)
+		installArgoCD(t, n, tools, repo, ours.cmp)
 	}
 	if runs("flux") {
 		installFlux(t, n, tools)
@@ -218,15 +222,14 @@ func bucket(r release, i int) string {
 }
 
 // installController deploys the runtime controller as users install it:
-// kustomize build controller/config, with its image set by an overlay,
-// applied with kubectl (its generated RBAC, leader election).
-func installController(t *testing.T, n *node.Node, kustomize string) {
+// kustomize build controller/config, with its image pinned by digest by an
+// overlay, applied with kubectl (its generated RBAC, leader election).
+func installController(t *testing.T, n *node.Node, kustomize, ref string) {
 	t.Helper()
 	dir := t.TempDir()
 	testenv.CopyTree(t, filepath.Join(testenv.RepoRoot(), "controller", "config"), filepath.Join(dir, "base"), nil)
-	name, tag, _ := strings.Cut(controllerImage, ":dev")
-	_ = tag
-	overlay := fmt.Sprintf("resources: [base]\nimages:\n- name: glance-krm-controller\n  newName: %s\n  newTag: dev\n", name)
+	name, digest, _ := strings.Cut(ref, "@")
+	overlay := fmt.Sprintf("resources: [base]\nimages:\n- name: glance-krm-controller\n  newName: %s\n  digest: %s\n", name, digest)
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -240,6 +243,7 @@ func installController(t *testing.T, n *node.Node, kustomize string) {
 	if err := n.WaitAvailable("glance-krm-system", "glance-krm-controller", 3*time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	pulledByDigest(t, n, "glance-krm-system", "app.kubernetes.io/name=glance-krm-controller", "controller", ref)
 }
 
 // tally counts the named checks per release (and engine).

@@ -22,6 +22,7 @@ import (
 
 	"github.com/c5c3/glance-krm/internal/testenv"
 	"github.com/c5c3/glance-krm/internal/testenv/node"
+	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
 // scenario is one release's run on the node.
@@ -138,6 +139,7 @@ func (s *scenario) prepare(t *testing.T) {
 	testenv.CopyTree(t, filepath.Join(testenv.RepoRoot(), "examples", "node"), s.dir, func(_ string, b []byte) []byte {
 		return []byte(strings.NewReplacer(
 			"../../bin/glance-krm-fn", s.fnBin,
+			"credentialsImage: ghcr.io/c5c3/glance-krm-fn:dev", "credentialsImage: "+ours.fn,
 			`openStackRelease: "2025.2"`, `openStackRelease: "`+r.name+`"`,
 			`tag: "2025.2"`, `tag: "`+r.name+`"`,
 			"namespace: glance\n", "namespace: "+s.ns+"\n",
@@ -179,6 +181,7 @@ func (s *scenario) deploy(t *testing.T) {
 	if err := s.n.WaitAvailable(s.ns, "glance", 5*time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	pulledByDigest(t, s.n, s.ns, "app.kubernetes.io/instance=glance,app.kubernetes.io/component=api", v1alpha1.CredentialsContainer, ours.fn)
 	s.contract(t, objects)
 	// A new database: db-sync made it whole (db sync), so db-contract,
 	// which runs while the pods serve, has nothing left to drop.

@@ -70,7 +70,8 @@ current-context: node
 
 // containerdConfig is containerd 1.6's: its own root, state and socket
 // under the node's folder (never /etc/containerd or /var/lib/containerd);
-// no negative oom_score_adj, which needs CAP_SYS_RESOURCE the VM withholds.
+// no negative oom_score_adj, which needs CAP_SYS_RESOURCE the VM withholds;
+// registries configured per host under certs.d (StartRegistry's).
 func (l layout) containerdConfig() string {
 	return fmt.Sprintf(`version = 2
 root = %q
@@ -93,7 +94,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = %q
-`, l.path("containerd", "root"), l.path("containerd", "state"), l.socket(), PauseImage, l.path("cni"))
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = %q
+`, l.path("containerd", "root"), l.path("containerd", "state"), l.socket(), PauseImage, l.path("cni"), l.path("certs.d"))
 }
 
 // cniConfig is one bridge for every pod, with hairpin mode so that a pod

@@ -61,6 +61,8 @@ type Node struct {
 	netns      *os.File
 	cgroupRoot string
 	forward    net.Listener
+	registry   string         // host:port of StartRegistry's registry, once started
+	closers    []func() error // what Stop closes first (the registry)
 	before     hostState
 	// Config reaches the API server as cluster-admin; Kubeconfig is the
 	// same, as a file for kubectl and kustomize-driven tools.
@@ -392,6 +394,9 @@ func (n *Node) LogFile(daemon string) string { return n.l.path("log", daemon+".l
 func (n *Node) Stop() error {
 	if n.forward != nil {
 		_ = n.forward.Close()
+	}
+	for _, c := range n.closers {
+		_ = c()
 	}
 	if n.cmd != nil {
 		if n.pid1 != 0 {
