@@ -98,6 +98,11 @@ func operatorDefaults(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, de
 	o.set(ks, "project_name", s.ServiceUser.ProjectName)
 	o.set(ks, "user_domain_name", s.ServiceUser.UserDomainName)
 	o.set(ks, "project_domain_name", s.ServiceUser.ProjectDomainName)
+	// The service type the access rules of an application credential name:
+	// without it authtoken cannot check a restricted credential's rules
+	// and refuses its token (401) with a warning in Glance's log. The seed
+	// leaves it out; RHOSO's glance-operator renders it (docs/seed.md).
+	o.set(ks, "service_type", "image")
 	if s.Region != "" {
 		o.set(ks, "region_name", s.Region)
 	}
