@@ -19,26 +19,47 @@ import (
 // other goroutine ever runs in the node's namespace. The connection then
 // belongs to the node's network: its routes, kube-proxy's rules, its pods.
 func (n *Node) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	return inNetwork(n, func() (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, address)
+	})
+}
+
+// Listen opens a listener inside the node's network namespace, as
+// DialContext connects: an address there is the node's own, 127.0.0.1
+// included, which containerd and the kubelet reach and the host does not.
+func (n *Node) Listen(network, address string) (net.Listener, error) {
+	return inNetwork(n, func() (net.Listener, error) {
+		var lc net.ListenConfig
+		return lc.Listen(context.Background(), network, address)
+	})
+}
+
+// inNetwork makes a socket with open on an OS thread that entered the
+// node's network namespace and is thrown away afterwards (its goroutine
+// exits locked), so no other goroutine ever runs in the namespace; the
+// socket keeps the namespace it was made in.
+func inNetwork[S any](n *Node, open func() (S, error)) (S, error) {
+	var zero S
 	if n.netns == nil {
-		return nil, errors.New("the node has no network namespace")
+		return zero, errors.New("the node has no network namespace")
 	}
 	type result struct {
-		c   net.Conn
+		s   S
 		err error
 	}
 	ch := make(chan result, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
 		if err := unix.Setns(int(n.netns.Fd()), unix.CLONE_NEWNET); err != nil {
-			ch <- result{nil, err}
+			ch <- result{zero, err}
 			return
 		}
-		var d net.Dialer
-		c, err := d.DialContext(ctx, network, address)
-		ch <- result{c, err}
+		s, err := open()
+		ch <- result{s, err}
 	}()
 	r := <-ch
-	return r.c, r.err
+	return r.s, r.err
 }
 
 // InNetwork runs a program of the host in the node's network namespace

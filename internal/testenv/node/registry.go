@@ -1,51 +1,19 @@
 package node
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"golang.org/x/sys/unix"
 
 	"github.com/c5c3/glance-krm/internal/ocilayout"
 )
-
-// Listen opens a listener inside the node's network namespace (the
-// socket is made on a thread that entered it, as DialContext's is): an
-// address there is the node's own, 127.0.0.1 included, which containerd
-// and the kubelet reach and the host does not.
-func (n *Node) Listen(network, address string) (net.Listener, error) {
-	if n.netns == nil {
-		return nil, errors.New("the node has no network namespace")
-	}
-	type result struct {
-		l   net.Listener
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		if err := unix.Setns(int(n.netns.Fd()), unix.CLONE_NEWNET); err != nil {
-			ch <- result{nil, err}
-			return
-		}
-		var lc net.ListenConfig
-		l, err := lc.Listen(context.Background(), network, address)
-		ch <- result{l, err}
-	}()
-	r := <-ch
-	return r.l, r.err
-}
 
 // StartRegistry serves an image registry (go-containerregistry's, with
 // the OCI referrers API) on the node's own loopback, and tells containerd
