@@ -31,6 +31,7 @@ func (m *multiStoreRun) behindKeystone() {
 	})
 	var gp *glanceAPI // a Glance behind the rendered [keystone_authtoken]
 	var rp rendering
+	var pdir string // the example it was rendered from
 	check(t, "the rendered glance-api-paste.ini and [keystone_authtoken] validate real Keystone tokens: /healthcheck open, /v2/images 200 with a token, 401 without or with a forged one", func(t *testing.T) {
 		if ks == nil {
 			t.Skip("no Keystone")
@@ -38,7 +39,7 @@ func (m *multiStoreRun) behindKeystone() {
 		// The example without its no-Keystone paste override: glance-krm's
 		// own paste file and the keystone flavor, as the seed renders them,
 		// pointed at the Keystone above.
-		pdir := copyExample(t, m.s3.endpoint, m.rel, m.db.port)
+		pdir = copyExample(t, m.s3.endpoint, m.rel, m.db.port)
 		gy := filepath.Join(pdir, "glance.yaml")
 		b, err := os.ReadFile(gy)
 		if err != nil {
@@ -91,11 +92,72 @@ func (m *multiStoreRun) behindKeystone() {
 		}
 		assertNoCredential(t, gp.tail(), m.secrets)
 	})
+	check(t, "[keystone_authtoken] service_type = image: a token of an application credential whose access rule allows GET /v2/images alone lists images (200) and is refused the rest (401); rendered without service_type, the same token is refused (401) with authtoken's warning", func(t *testing.T) {
+		if gp == nil {
+			t.Skip("no Glance behind Keystone")
+		}
+		m.serviceType(t, ks, gp, pdir)
+	})
 	if gp != nil {
 		drainChecks(t, gp, rp, ks, m.s3, m.secrets)
 		assertNoCredential(t, gp.tail(), m.secrets)
 		gp.stop()
 	}
+}
+
+// serviceType holds the rendered [keystone_authtoken] service_type to what
+// users of application credentials need (the access rules name a service
+// type, which authtoken compares with it), on gp and on a Glance rendered
+// from pdir without it.
+func (m *multiStoreRun) serviceType(t *testing.T, ks *keystone, gp *glanceAPI, pdir string) {
+	user := "demo-" + m.rel.catalog
+	id, secret := ks.ApplicationCredential(t, ks.Token(t, user, user+"-pw", user), ks.ID(t, "users", user), "image-list",
+		[]map[string]string{{"service": "image", "method": "GET", "path": "/v2/images"}})
+	token := ks.ApplicationCredentialToken(t, id, secret)
+	for path, want := range map[string]int{"/v2/images": http.StatusOK, "/v2/schemas/image": http.StatusUnauthorized} {
+		if got := status(t, gp, path, token); got != want {
+			t.Errorf("GET %s with the restricted credential's token: %d, want %d\n%s\nkeystone:\n%s", path, got, want, gp.tail(), ks.tail())
+		}
+	}
+	// The same Glance rendered with service_type emptied by extraConfig
+	// (an option glance-krm renders and a user may override).
+	dir := filepath.Join(t.TempDir(), "example")
+	testenv.CopyTree(t, pdir, dir, nil)
+	gy := filepath.Join(dir, "glance.yaml")
+	b, err := os.ReadFile(gy)
+	if err != nil || !bytes.Contains(b, []byte("\n  extraConfig:\n")) {
+		t.Fatalf("%s has no extraConfig to add to (%v)", gy, err)
+	}
+	write(t, gy, strings.Replace(string(b), "\n  extraConfig:\n", "\n  extraConfig:\n    keystone_authtoken:\n      service_type: \"\"\n", 1))
+	root := filepath.Join(m.root, "no-service-type")
+	r := render(t, m.rel, dir, root)
+	startPod(t, r, m.secrets)
+	without := startGlanceReady(t, root, r, "/healthcheck")
+	defer without.stop()
+	if got := status(t, without, "/v2/images", token); got != http.StatusUnauthorized {
+		t.Errorf("GET /v2/images with the restricted credential's token, no service_type rendered: %d, want 401\n%s", got, without.tail())
+	}
+	if !strings.Contains(without.tail(), "Set service_type in [keystone_authtoken]") {
+		t.Errorf("without service_type, authtoken's log does not name the option:\n%s", without.tail())
+	}
+	for _, g := range []*glanceAPI{gp, without} {
+		if strings.Contains(g.tail(), secret) {
+			t.Error("the application credential's secret is in glance-api's log")
+		}
+	}
+}
+
+// status is the HTTP status of GET path on g with token.
+func status(t *testing.T, g *glanceAPI, path, token string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, g.url+path, nil)
+	req.Header.Set("X-Auth-Token", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v\n%s", path, err, g.tail())
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // keystone is Debian bookworm's Keystone (the keystone root file system,
@@ -205,6 +267,10 @@ key_repository = %[1]s/credential-keys
 	role := k.Create(t, "roles", "role", map[string]any{"name": "service"})
 	user := k.Create(t, "users", "user", map[string]any{"name": "glance", "domain_id": "default", "password": servicePassword})
 	k.Call(t, http.MethodPut, "/projects/"+service+"/users/"+user+"/roles/"+role, nil, nil, http.StatusNoContent)
+	// The image service in the catalog: authtoken finds the
+	// [keystone_authtoken] service_type there before it reads an
+	// application credential's access rules.
+	k.Create(t, "services", "service", map[string]any{"type": "image", "name": "glance"})
 	return k
 }
 
