@@ -32,8 +32,15 @@ func startMariaDB(t *testing.T, database, user, password string) *mariaDB {
 	t.Helper()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
+	// Its own temporary directory: the servers of tests running side by
+	// side never share /tmp's internal temporary tables (a CI run had one
+	// bootstrap fail on a temporary table gone from /tmp).
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if out, err := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+data, "--user=root",
-		"--auth-root-authentication-method=socket", "--skip-test-db").CombinedOutput(); err != nil {
+		"--auth-root-authentication-method=socket", "--skip-test-db", "--tmpdir="+tmp).CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db (make deps-glance installs MariaDB): %v\n%s", err, out)
 	}
 	m := &mariaDB{port: testenv.FreePort(t), socket: filepath.Join(dir, "mysqld.sock")}
@@ -41,7 +48,7 @@ func startMariaDB(t *testing.T, database, user, password string) *mariaDB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("mariadbd", "--no-defaults", "--datadir="+data, "--socket="+m.socket,
+	cmd := exec.Command("mariadbd", "--no-defaults", "--datadir="+data, "--tmpdir="+tmp, "--socket="+m.socket,
 		fmt.Sprintf("--port=%d", m.port), "--bind-address=127.0.0.1", "--user=root", "--skip-log-bin",
 		"--innodb-buffer-pool-size=32M", "--pid-file="+filepath.Join(dir, "mariadbd.pid"))
 	cmd.Stdout, cmd.Stderr = log, log
