@@ -93,7 +93,11 @@ func TestRenderMatchesTheSeed(t *testing.T) {
 		})
 	}
 	// A row of the files this harness compares that no case shows any
-	// more is a stale why.
+	// more is a stale why (known once every case was compared: -short and
+	// a missing oslo.config skip them).
+	if d.compared != 2*len(cases) {
+		return
+	}
 	for row := range d.listed {
 		if !strings.HasPrefix(row, "backends.conf") && !d.seen[row] {
 			t.Errorf("docs/seed.md lists %q as rendered differently, and no case shows it: remove the row, or add the case that shows it", row)
@@ -103,9 +107,10 @@ func TestRenderMatchesTheSeed(t *testing.T) {
 
 // differences are docs/seed.md's rows, and those the cases showed.
 type differences struct {
-	listed map[string]bool
-	mu     sync.Mutex
-	seen   map[string]bool
+	listed   map[string]bool
+	mu       sync.Mutex
+	seen     map[string]bool
+	compared int // the renders compared whole
 }
 
 // allowed says whether the table lists row, and records it as shown.
@@ -213,6 +218,11 @@ func (d *differences) compare(t *testing.T, seed, ours map[string]string) {
 		}
 	}
 	read := readFiles(t, req)
+	defer func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.compared++
+	}()
 	for name, p := range paths {
 		a, b := read[p[0]], read[p[1]]
 		if name == v1alpha1.KeyGlanceAPIConf {
