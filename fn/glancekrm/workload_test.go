@@ -43,6 +43,29 @@ func TestGeneratedWorkload(t *testing.T) {
 			contains: []string{"kind: HorizontalPodAutoscaler", "kind: NetworkPolicy", "kind: HTTPRoute", "kind: CronJob", "name: glance-db-purge", "--age_in_days 7", "name: cache-maintenance", "glance-cache-pruner"},
 			absent:   []string{"replicas: 3"}, // the HPA owns them
 		},
+		"verticalAutoscaling adds a VPA on requests only, placement goes onto the pod (the seed's newer DeploymentSpec)": {
+			input: docs(glanceWith(`  deployment:
+    nodeSelector: {disk: ssd}
+    tolerations: [{key: dedicated, operator: Equal, value: glance, effect: NoSchedule}]
+    affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [a]}]}]}}}
+    verticalAutoscaling: {updateMode: Initial, minReplicas: 2, minAllowed: {cpu: 50m}, maxAllowed: {memory: 8Gi}}
+`), testBackend("a", "glance", true)),
+			results: []want{{fn.Info, "VerticalPodAutoscaler glance"}},
+			contains: []string{"kind: VerticalPodAutoscaler", "apiVersion: autoscaling.k8s.io/v1", "updateMode: Initial", "minReplicas: 2",
+				"controlledValues: RequestsOnly", "containerName: '*'", "controlledResources:", "cpu: 50m", "memory: 8Gi",
+				"disk: ssd", "value: glance", "operator: In"},
+			absent: []string{"kind: HorizontalPodAutoscaler"},
+		},
+		"autoscaling.behavior is copied into the HPA": {
+			input:    docs(glanceWith("  autoscaling: {maxReplicas: 5, targetCPUUtilization: 150, behavior: {scaleDown: {stabilizationWindowSeconds: 600}}}\n"), testBackend("a", "glance", true)),
+			contains: []string{"kind: HorizontalPodAutoscaler", "averageUtilization: 150", "stabilizationWindowSeconds: 600"},
+			absent:   []string{"kind: VerticalPodAutoscaler"},
+		},
+		"a VPA beside the HPA is refused": {
+			input:   docs(glanceWith("  autoscaling: {maxReplicas: 5, targetCPUUtilization: 70}\n  deployment: {verticalAutoscaling: {updateMode: \"Off\"}}\n"), testBackend("a", "glance", true)),
+			results: []want{{fn.Error, "spec.deployment.verticalAutoscaling cannot be set while spec.autoscaling scales the same Deployment"}},
+			absent:  []string{"kind: Deployment"},
+		},
 		"a hand-written workload is wired and nothing is generated": {
 			input:   docs(testGlance, testBackend("a", "glance", true), testWorkload("glance", "", plainContainer)),
 			results: []want{{fn.Info, "wired Deployment glance"}},

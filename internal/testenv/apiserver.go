@@ -78,9 +78,21 @@ func embeddedCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 // GatewayAPICRD is the HTTPRoute CRD of the Gateway API module go.mod
 // requires (sigs.k8s.io/gateway-api, its standard channel).
 func GatewayAPICRD() (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	return moduleFile("sigs.k8s.io/gateway-api", "config", "crd", "standard", "gateway.networking.k8s.io_httproutes.yaml")
+}
+
+// VPACRD is the path of the VerticalPodAutoscaler CRDs the Kubernetes
+// autoscaler ships (deploy/vpa-v1-crd-gen.yaml), from the module whose Go
+// types the function generates the VPA with.
+func VPACRD() (string, error) {
+	return moduleFile("k8s.io/autoscaler/vertical-pod-autoscaler", "deploy", "vpa-v1-crd-gen.yaml")
+}
+
+// moduleFile is a file of a module of go.mod, in the module cache.
+func moduleFile(module string, elem ...string) (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module).Output()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard", "gateway.networking.k8s.io_httproutes.yaml"), nil
+	return filepath.Join(append([]string{strings.TrimSpace(string(out))}, elem...)...), nil
 }

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,6 +53,66 @@ type DeploymentSpec struct {
 	// PriorityClassName of the pods.
 	// +optional
 	PriorityClassName *string `json:"priorityClassName,omitempty"`
+
+	// NodePlacementSpec adds nodeSelector, tolerations and affinity,
+	// rendered onto the pod template as written (the seed's newer
+	// DeploymentSpec, C5C3/cobaltcore internal/common/types/workload.go
+	// at 043a72e).
+	NodePlacementSpec `json:",inline"`
+
+	// VerticalAutoscaling asks for a VerticalPodAutoscaler per Image API
+	// Deployment that sets the requests of its containers. It is refused
+	// beside spec.autoscaling, which would scale the same Deployment on
+	// the same resources.
+	// +optional
+	VerticalAutoscaling *VerticalAutoscalingSpec `json:"verticalAutoscaling,omitempty"`
+}
+
+// NodePlacementSpec picks the nodes a pod may run on. Every field is
+// optional and rendered as written; none is defaulted.
+type NodePlacementSpec struct {
+	// NodeSelector restricts the pods to nodes carrying every label.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations let the pods onto nodes with matching taints.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Affinity holds node affinity and pod (anti-)affinity, applied beside
+	// the topology spread constraints.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+}
+
+// VerticalAutoscalingSpec asks for a VerticalPodAutoscaler that controls
+// the requests (never the limits) of every container of the pods.
+// +kubebuilder:validation:XValidation:rule="!has(self.minAllowed) || self.minAllowed.all(k, k in ['cpu','memory'])",message="minAllowed may only name cpu and memory"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxAllowed) || self.maxAllowed.all(k, k in ['cpu','memory'])",message="maxAllowed may only name cpu and memory"
+type VerticalAutoscalingSpec struct {
+	// UpdateMode is the VPA's spec.updatePolicy.updateMode: Off only
+	// recommends, Initial sets requests when a pod is created, Recreate
+	// and Auto evict pods to apply them.
+	// +kubebuilder:validation:Enum=Off;Initial;Recreate;Auto
+	UpdateMode string `json:"updateMode"`
+
+	// MinReplicas is the VPA's spec.updatePolicy.minReplicas: the updater
+	// evicts only while at least this many replicas run (2 when unset).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// MinAllowed is the container policy's minAllowed.
+	// +optional
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:MaxProperties=2
+	MinAllowed corev1.ResourceList `json:"minAllowed,omitempty"`
+
+	// MaxAllowed is the container policy's maxAllowed.
+	// +optional
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:MaxProperties=2
+	MaxAllowed corev1.ResourceList `json:"maxAllowed,omitempty"`
 }
 
 // APIServerSpec tunes the glance-api process: uwsgi from 2026.1, workers
@@ -115,17 +176,23 @@ type AutoscalingSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	MaxReplicas int32 `json:"maxReplicas"`
 
-	// TargetCPUUtilization in percent.
+	// TargetCPUUtilization in percent of the pod's summed CPU requests;
+	// above 100 where a container may use more than it requests.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=100
 	TargetCPUUtilization *int32 `json:"targetCPUUtilization,omitempty"`
 
-	// TargetMemoryUtilization in percent.
+	// TargetMemoryUtilization in percent of the pod's summed memory
+	// requests; above 100 where a container may use more than it requests.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=100
 	TargetMemoryUtilization *int32 `json:"targetMemoryUtilization,omitempty"`
+
+	// Behavior is copied into the HPA's spec.behavior as written: how fast
+	// it scales up and down (Kubernetes' defaults for a direction left
+	// unset). Its tolerance needs Kubernetes 1.33 or newer.
+	// +optional
+	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior `json:"behavior,omitempty"`
 }
 
 // NetworkPolicySpec asks for a NetworkPolicy around the glance-api pods.

@@ -25,6 +25,7 @@ const (
 	MsgHostUserinfo              = "must not carry userinfo (user:password@): the S3 credentials come from spec.s3.credentialsSecretRef, and glance_store writes the host into every image's location URL"
 	MsgHostQueryOrFragment       = "must not contain a query (?) or a fragment (#): glance_store builds each image's location URL from the host, and a ? or # there breaks parsing it"
 	MsgHostWhitespace            = "must not contain a space or a tab"
+	MsgVPABesideHPA              = "spec.deployment.verticalAutoscaling cannot be set while spec.autoscaling scales the same Deployment"
 )
 
 // Reasons, shared by the function's results and the controller's conditions.

@@ -22,6 +22,7 @@ const (
 	MsgDecompressionNeedsStaging = "spec.staging.sizeLimit (or spec.staging.unbounded) must be set explicitly while importPlugins.decompression is enabled: the plugin expands the staged image by a ratio the caller picks and nothing caps the result"
 	MsgImageCacheFilterName      = `the "cache" paste filter is injected while spec.imageCache is set: rename this middleware or unset spec.imageCache`
 	MsgHarakiriBelowDrain        = "apiServer.uwsgi.harakiri must be strictly less than terminationGracePeriodSeconds - preStopSleepSeconds"
+	MsgVPAMinOverMax             = "must not exceed maxAllowed"
 	MsgAutoscalingBelowReplicas  = "maxReplicas must be >= spec.deployment.replicas when minReplicas is not set, because minReplicas defaults to spec.deployment.replicas"
 )
 
@@ -54,6 +55,9 @@ func ValidateSeedRules(g *Glance) field.ErrorList {
 					fmt.Sprintf("%s request must not exceed limit (%s)", name, limit.String())))
 			}
 		}
+	}
+	if v := s.Deployment.VerticalAutoscaling; v != nil {
+		errs = append(errs, minWithinMax(v, spec.Child("deployment", "verticalAutoscaling"))...)
 	}
 	want := map[string]string{"app.kubernetes.io/name": "glance", "app.kubernetes.io/instance": g.Name}
 	for i, c := range s.Deployment.TopologySpreadConstraints {
@@ -100,6 +104,19 @@ func validateInjectMetadata(m *ImportInjectMetadataSpec, path *field.Path) field
 		}
 		if utf8.RuneCountInString(k) > 255 || utf8.RuneCountInString(v) > 255 {
 			errs = append(errs, field.Invalid(kp, omit, "each injected property name and value must be at most 255 characters"))
+		}
+	}
+	return errs
+}
+
+// minWithinMax keeps a VPA's bounds ordered: the recommender would clamp
+// every recommendation to an empty range.
+func minWithinMax(v *VerticalAutoscalingSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, name := range slices.Sorted(maps.Keys(v.MinAllowed)) {
+		low := v.MinAllowed[name]
+		if high, ok := v.MaxAllowed[name]; ok && low.Cmp(high) > 0 {
+			errs = append(errs, field.Invalid(keyPath(path.Child("minAllowed"), string(name)), low.String(), MsgVPAMinOverMax))
 		}
 	}
 	return errs

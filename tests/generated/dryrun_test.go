@@ -47,7 +47,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "finding Gateway API's HTTPRoute CRD:", err)
 		os.Exit(1)
 	}
-	env, c, err := testenv.StartAPIServer(crd)
+	vpa, err := testenv.VPACRD()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "finding the autoscaler's VerticalPodAutoscaler CRD:", err)
+		os.Exit(1)
+	}
+	env, c, err := testenv.StartAPIServer(crd, vpa)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting kube-apiserver:", err)
 		os.Exit(1)
@@ -95,6 +100,7 @@ func renders(t *testing.T) map[string]string {
 		out[d] = build(t, filepath.Join(root, d))
 	}
 	out["examples/generated with a store drain"] = build(t, drainExample(t))
+	out["examples/generated with a VPA and node placement"] = build(t, vpaExample(t))
 	out["examples/generated with a store drain, the longest names"] = build(t, drainExampleNamed(t, longestGlance, longestStore))
 	cases, _ := filepath.Glob(filepath.Join(root, "krm/testdata/seed/render/*/input.yaml"))
 	for _, c := range cases {
@@ -128,6 +134,45 @@ func renders(t *testing.T) map[string]string {
 		out[strings.TrimPrefix(filepath.Dir(c), root+"/")] = b.String()
 	}
 	return out
+}
+
+// vpaExample is examples/generated with the seed's newer DeploymentSpec:
+// a VerticalPodAutoscaler in place of the HPA, and node placement.
+func vpaExample(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	fnBin := testenv.FunctionBinary(t)
+	testenv.CopyTree(t, filepath.Join(testenv.RepoRoot(), "examples/generated"), dir, func(_ string, b []byte) []byte {
+		return bytes.ReplaceAll(b, []byte("../../bin/glance-krm-fn"), []byte(fnBin))
+	})
+	f := filepath.Join(dir, "glance.yaml")
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hpa := "  autoscaling:\n    minReplicas: 2\n    maxReplicas: 6\n    targetCPUUtilization: 70\n"
+	if !bytes.Contains(b, []byte(hpa)) {
+		t.Fatal("examples/generated/glance.yaml no longer holds the autoscaling block this test replaces")
+	}
+	s := strings.Replace(string(b), hpa, "", 1)
+	s = strings.Replace(s, "  deployment:\n    replicas: 2\n", `  deployment:
+    replicas: 2
+    nodeSelector: {kubernetes.io/os: linux}
+    tolerations: [{key: dedicated, operator: Equal, value: glance, effect: NoSchedule}]
+    affinity:
+      nodeAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/arch, operator: In, values: [amd64, arm64]}]}]
+    verticalAutoscaling:
+      updateMode: Recreate
+      minReplicas: 2
+      minAllowed: {cpu: 50m, memory: 512Mi}
+      maxAllowed: {cpu: "2", memory: 8Gi}
+`, 1)
+	if err := os.WriteFile(f, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // build is the real kustomize with the function on a folder.
@@ -200,7 +245,7 @@ func TestGeneratedObjectsPassDryRun(t *testing.T) {
 			}
 		})
 	}
-	for _, k := range []string{"Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "NetworkPolicy", "HTTPRoute", "Job", "CronJob",
+	for _, k := range []string{"Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "VerticalPodAutoscaler", "NetworkPolicy", "HTTPRoute", "Job", "CronJob",
 		"ConfigMap", "ServiceAccount", "Role", "RoleBinding"} {
 		if kinds[k] == 0 {
 			t.Errorf("no render generated a %s: the dry run does not cover it", k)

@@ -65,6 +65,9 @@ func deployment(g *v1alpha1.Glance, api v1alpha1.GlanceAPISpec) *appsv1.Deployme
 					TerminationGracePeriodSeconds: ptr.To(s.TerminationGraceSeconds()),
 					TopologySpreadConstraints:     spread(s.Deployment, selectorLabels(instance)),
 					PriorityClassName:             ptr.Deref(s.Deployment.PriorityClassName, ""),
+					NodeSelector:                  s.Deployment.NodeSelector,
+					Tolerations:                   s.Deployment.Tolerations,
+					Affinity:                      s.Deployment.Affinity.DeepCopy(),
 					SecurityContext:               &corev1.PodSecurityContext{FSGroup: ptr.To(openStackUID)},
 					Containers:                    []corev1.Container{apiContainer(g)},
 					Volumes: []corev1.Volume{

@@ -57,7 +57,8 @@ type Set struct {
 // Generate builds what the seed operator builds from a Glance, for the
 // APIs no hand-written workload serves: each API's Deployment (wired like
 // a hand-written one), PodDisruptionBudget and, with spec.autoscaling, its
-// HorizontalPodAutoscaler; with spec.apis, a Service per API. For the
+// HorizontalPodAutoscaler, with spec.deployment.verticalAutoscaling its
+// VerticalPodAutoscaler; with spec.apis, a Service per API. For the
 // Glance: the stable Service selecting the catalog API, the db-sync Job
 // (expand, migrate) and the db-contract Job after the Deployments,
 // and the NetworkPolicy, HTTPRoute and db-purge CronJob when their
@@ -88,6 +89,9 @@ func Generate(g *v1alpha1.Glance, apis []API, drains []v1alpha1.StoreDrain) (Set
 		gen.add(ynode.Object(pdb(g, spec)))
 		if g.Spec.Autoscaling != nil {
 			gen.add(ynode.Object(hpa(g, spec)))
+		}
+		if g.Spec.Deployment.VerticalAutoscaling != nil {
+			gen.add(ynode.Object(vpa(g, spec)))
 		}
 		if len(g.Spec.APIs) > 0 {
 			// Every API's own Service is <glance>-<api>, the default API's

@@ -59,6 +59,7 @@ func hpa(g *v1alpha1.Glance, api v1alpha1.GlanceAPISpec) *autoscalingv2.Horizont
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: instance},
 			MinReplicas:    ptr.To(ptr.Deref(a.MinReplicas, effectiveReplicas(&g.Spec, api))),
 			MaxReplicas:    a.MaxReplicas,
+			Behavior:       a.Behavior.DeepCopy(),
 		},
 	}
 	for _, m := range []struct {

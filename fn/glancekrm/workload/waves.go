@@ -20,9 +20,10 @@ func waveOf(obj *fn.KubeObject) (int, error) {
 		return v1alpha1.WavePrepare, nil
 	case "Deployment":
 		return v1alpha1.WaveWorkload, nil
-	case "HorizontalPodAutoscaler", "PodDisruptionBudget", "HTTPRoute", "CronJob":
+	case "HorizontalPodAutoscaler", "VerticalPodAutoscaler", "PodDisruptionBudget", "HTTPRoute", "CronJob":
 		// An HPA is Degraded while its target is missing (FailedGetScale)
-		// or its pods report no metrics yet (FailedGetResourceMetric); an
+		// or its pods report no metrics yet (FailedGetResourceMetric); a
+		// VPA recommends only for pods that run (NoPodsMatched); an
 		// HTTPRoute is Degraded while its Service is missing; the db-purge
 		// CronJob needs the schema the db-sync Job writes.
 		return v1alpha1.WaveAfter, nil
