@@ -81,6 +81,7 @@ var justified = map[string]string{
 	".spec.deployment.nodeSelector extra":               "the seed's newer DeploymentSpec: NodePlacementSpec, inline",
 	".spec.deployment.tolerations extra":                "the seed's newer DeploymentSpec: NodePlacementSpec, inline",
 	".spec.deployment.affinity extra":                   "the seed's newer DeploymentSpec: NodePlacementSpec, inline",
+	".spec.jobs extra":                                  "the seed's newer GlanceSpec: JobSpec (resources, priorityClassName, placement) for the Jobs and CronJob",
 	".spec.autoscaling.behavior extra":                  "the seed's newer AutoscalingSpec: the HPA's behavior, copied as written",
 	".spec.autoscaling.targetCPUUtilization maximum":    "the seed's newer AutoscalingSpec has no maximum: above 100 is valid where a container may use more than it requests",
 	".spec.autoscaling.targetMemoryUtilization maximum": "as targetCPUUtilization",
@@ -256,6 +257,11 @@ func TestNewerSeedMarkers(t *testing.T) {
 		{".spec.autoscaling.behavior.scaleDown.stabilizationWindowSeconds", "type", "integer"},
 		{".spec.autoscaling.behavior.scaleUp.tolerance", "x-kubernetes-int-or-string", true},
 		{".spec.autoscaling.targetCPUUtilization", "minimum", float64(1)},
+		{".spec.jobs.priorityClassName", "type", "string"},
+		{".spec.jobs.resources.limits", "type", "object"},
+		{".spec.jobs.nodeSelector", "type", "object"},
+		{".spec.jobs.tolerations", "type", "array"},
+		{".spec.jobs.affinity.nodeAffinity", "type", "object"},
 	}
 	for _, w := range want {
 		s, ok := ours[w.path]

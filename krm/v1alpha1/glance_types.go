@@ -91,6 +91,12 @@ type GlanceSpec struct {
 	// +kubebuilder:default={}
 	Deployment DeploymentSpec `json:"deployment,omitempty"`
 
+	// Jobs sizes, prioritizes and places the pods of the Glance's Jobs and
+	// CronJob (db-sync, db-contract, db-purge, the store drains); what it
+	// leaves unset follows spec.deployment (the seed's newer spec.jobs).
+	// +optional
+	Jobs *JobSpec `json:"jobs,omitempty"`
+
 	// APIServer tunes the glance-api process.
 	// +optional
 	APIServer *APIServerSpec `json:"apiServer,omitempty"`

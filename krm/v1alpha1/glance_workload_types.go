@@ -68,6 +68,25 @@ type DeploymentSpec struct {
 	VerticalAutoscaling *VerticalAutoscalingSpec `json:"verticalAutoscaling,omitempty"`
 }
 
+// JobSpec configures every Job and CronJob pod of a Glance. Each field it
+// leaves unset follows the API Deployment (spec.deployment): a nil
+// priorityClassName takes the Deployment's and "" opts out; a nil
+// nodeSelector or tolerations copies the Deployment's and an empty one
+// opts out; a nil affinity copies only the Deployment's nodeAffinity (the
+// pod (anti-)affinity terms target the API pods), an empty one opts out.
+type JobSpec struct {
+	// Resources of every container of the Job and CronJob pods, as
+	// written.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// PriorityClassName of the Job and CronJob pods.
+	// +optional
+	PriorityClassName *string `json:"priorityClassName,omitempty"`
+
+	NodePlacementSpec `json:",inline"`
+}
+
 // NodePlacementSpec picks the nodes a pod may run on. Every field is
 // optional and rendered as written; none is defaulted.
 type NodePlacementSpec struct {

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/robfig/cron/v3"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -47,14 +48,9 @@ func ValidateSeedRules(g *Glance) field.ErrorList {
 			}
 		}
 	}
-	if r := s.Deployment.Resources; r != nil {
-		for _, name := range slices.Sorted(maps.Keys(r.Requests)) {
-			req := r.Requests[name]
-			if limit, ok := r.Limits[name]; ok && req.Cmp(limit) > 0 {
-				errs = append(errs, field.Invalid(spec.Child("deployment", "resources", "requests", string(name)), req.String(),
-					fmt.Sprintf("%s request must not exceed limit (%s)", name, limit.String())))
-			}
-		}
+	errs = append(errs, requestsWithinLimits(s.Deployment.Resources, spec.Child("deployment", "resources"))...)
+	if j := s.Jobs; j != nil {
+		errs = append(errs, requestsWithinLimits(j.Resources, spec.Child("jobs", "resources"))...)
 	}
 	if v := s.Deployment.VerticalAutoscaling; v != nil {
 		errs = append(errs, minWithinMax(v, spec.Child("deployment", "verticalAutoscaling"))...)
@@ -117,6 +113,23 @@ func minWithinMax(v *VerticalAutoscalingSpec, path *field.Path) field.ErrorList 
 		low := v.MinAllowed[name]
 		if high, ok := v.MaxAllowed[name]; ok && low.Cmp(high) > 0 {
 			errs = append(errs, field.Invalid(keyPath(path.Child("minAllowed"), string(name)), low.String(), MsgVPAMinOverMax))
+		}
+	}
+	return errs
+}
+
+// requestsWithinLimits refuses a request above its limit, which the API
+// server would refuse on every pod.
+func requestsWithinLimits(r *corev1.ResourceRequirements, path *field.Path) field.ErrorList {
+	if r == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, name := range slices.Sorted(maps.Keys(r.Requests)) {
+		req := r.Requests[name]
+		if limit, ok := r.Limits[name]; ok && req.Cmp(limit) > 0 {
+			errs = append(errs, field.Invalid(path.Child("requests", string(name)), req.String(),
+				fmt.Sprintf("%s request must not exceed limit (%s)", name, limit.String())))
 		}
 	}
 	return errs

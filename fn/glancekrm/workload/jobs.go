@@ -84,16 +84,15 @@ func dbJob(g *v1alpha1.Glance, component, script string) *batchv1.Job {
 			BackoffLimit: ptr.To(dbSyncBackoffLimit),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					RestartPolicy:     corev1.RestartPolicyNever,
-					PriorityClassName: ptr.Deref(g.Spec.Deployment.PriorityClassName, ""),
-					SecurityContext:   &corev1.PodSecurityContext{FSGroup: ptr.To(openStackUID)},
+				Spec: jobPod(g, corev1.PodSpec{
+					RestartPolicy:   corev1.RestartPolicyNever,
+					SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr.To(openStackUID)},
 					Containers: []corev1.Container{{
 						Name: component, Image: g.Spec.Image.Ref(),
 						Command:         []string{"/bin/sh", "-eu", "-c", script},
 						SecurityContext: restricted(),
 					}},
-				},
+				}),
 			},
 		},
 	}
@@ -127,7 +126,7 @@ func dbPurgeCronJob(g *v1alpha1.Glance) *batchv1.CronJob {
 					ActiveDeadlineSeconds: ptr.To(dbPurgeActiveDeadline),
 					Template: corev1.PodTemplateSpec{
 						ObjectMeta: metav1.ObjectMeta{Labels: pod},
-						Spec: corev1.PodSpec{
+						Spec: jobPod(g, corev1.PodSpec{
 							RestartPolicy:   corev1.RestartPolicyOnFailure,
 							SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr.To(openStackUID)},
 							Containers: []corev1.Container{{
@@ -135,10 +134,41 @@ func dbPurgeCronJob(g *v1alpha1.Glance) *batchv1.CronJob {
 								Command:         []string{"/bin/sh", "-eu", "-c", strings.Join(script, " && ")},
 								SecurityContext: restricted(),
 							}},
-						},
+						}),
 					},
 				},
 			},
 		},
 	}
+}
+
+// jobPod completes the pod of a Job or CronJob by spec.jobs, each field
+// it leaves unset following spec.deployment: the priority class, the node
+// selector and tolerations as they are, and of the affinity only the
+// nodeAffinity (the pod (anti-)affinity terms select API pods). An empty
+// value in spec.jobs opts out of its fallback.
+func jobPod(g *v1alpha1.Glance, pod corev1.PodSpec) corev1.PodSpec {
+	d := &g.Spec.Deployment
+	j := ptr.Deref(g.Spec.Jobs, v1alpha1.JobSpec{})
+	pod.PriorityClassName = ptr.Deref(j.PriorityClassName, ptr.Deref(d.PriorityClassName, ""))
+	pod.NodeSelector = d.NodeSelector
+	if j.NodeSelector != nil {
+		pod.NodeSelector = j.NodeSelector
+	}
+	pod.Tolerations = d.Tolerations
+	if j.Tolerations != nil {
+		pod.Tolerations = j.Tolerations
+	}
+	switch {
+	case j.Affinity != nil:
+		pod.Affinity = j.Affinity.DeepCopy()
+	case d.Affinity != nil && d.Affinity.NodeAffinity != nil:
+		pod.Affinity = &corev1.Affinity{NodeAffinity: d.Affinity.NodeAffinity.DeepCopy()}
+	}
+	if j.Resources != nil {
+		for i := range pod.Containers {
+			pod.Containers[i].Resources = *j.Resources.DeepCopy()
+		}
+	}
+	return pod
 }

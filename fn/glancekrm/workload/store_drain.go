@@ -198,10 +198,9 @@ func storeDrainJob(g *v1alpha1.Glance, d v1alpha1.StoreDrain, script string, dep
 			BackoffLimit: ptr.To(drainBackoffLimit),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: jobPodLabels(g.Name, componentStoreDrain)},
-				Spec: corev1.PodSpec{
+				Spec: jobPod(g, corev1.PodSpec{
 					RestartPolicy:      corev1.RestartPolicyNever,
 					ServiceAccountName: g.Name + "-" + componentStoreDrain,
-					PriorityClassName:  ptr.Deref(g.Spec.Deployment.PriorityClassName, ""),
 					SecurityContext:    &corev1.PodSecurityContext{FSGroup: ptr.To(openStackUID)},
 					Volumes: []corev1.Volume{{Name: drainVolume, VolumeSource: corev1.VolumeSource{
 						ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: script}}}}},
@@ -219,7 +218,7 @@ func storeDrainJob(g *v1alpha1.Glance, d v1alpha1.StoreDrain, script string, dep
 						VolumeMounts:    []corev1.VolumeMount{{Name: drainVolume, MountPath: drainScriptDir, ReadOnly: true}},
 						SecurityContext: restricted(),
 					}},
-				},
+				}),
 			},
 		},
 	}
