@@ -28,7 +28,7 @@ from glance_store._drivers import s3
 NAMESPACES = [
     "glance.api", "glance", "glance.store", "glance.multi_store", "oslo.log", "oslo.db",
     "oslo.concurrency", "oslo.policy", "oslo.middleware", "oslo.messaging",
-    "keystonemiddleware.auth_token", "castellan.config",
+    "keystonemiddleware.auth_token", "castellan.config", "oslo.limit", "oslo.reports",
 ]
 
 

@@ -35,7 +35,7 @@ import sys
 NAMESPACES = [
     "glance.api", "glance", "glance.store", "glance.multi_store", "oslo.log", "oslo.db",
     "oslo.concurrency", "oslo.policy", "oslo.middleware", "oslo.messaging",
-    "keystonemiddleware.auth_token", "castellan.config",
+    "keystonemiddleware.auth_token", "castellan.config", "oslo.limit", "oslo.reports",
 ]
 
 

@@ -233,7 +233,8 @@ func underExtension(key string) bool {
 }
 
 // TestNewerSeedMarkers holds the fields of the seed's newer schema
-// (workload.go at 043a72e) to the markers written there, since the seed's
+// (workload.go at 043a72e; InPlaceOrRecreate from its invalid-cr 40 at
+// cad4a5c) to the markers written there, since the seed's
 // generated CRD of that version is not available to compare with.
 func TestNewerSeedMarkers(t *testing.T) {
 	raw, err := crds.FS.ReadFile("glance.openstack.c5c3.io_glances.yaml")
@@ -245,7 +246,7 @@ func TestNewerSeedMarkers(t *testing.T) {
 		path, key string
 		value     any
 	}{
-		{".spec.deployment.verticalAutoscaling.updateMode", "enum", []any{"Off", "Initial", "Recreate", "Auto"}},
+		{".spec.deployment.verticalAutoscaling.updateMode", "enum", []any{"Off", "Initial", "Recreate", "InPlaceOrRecreate", "Auto"}},
 		{".spec.deployment.verticalAutoscaling.minReplicas", "minimum", float64(1)},
 		{".spec.deployment.verticalAutoscaling.minAllowed", "maxProperties", float64(2)},
 		{".spec.deployment.verticalAutoscaling.maxAllowed", "maxProperties", float64(2)},

@@ -111,8 +111,9 @@ type NodePlacementSpec struct {
 type VerticalAutoscalingSpec struct {
 	// UpdateMode is the VPA's spec.updatePolicy.updateMode: Off only
 	// recommends, Initial sets requests when a pod is created, Recreate
-	// and Auto evict pods to apply them.
-	// +kubebuilder:validation:Enum=Off;Initial;Recreate;Auto
+	// and Auto evict pods to apply them, InPlaceOrRecreate resizes them in
+	// place where it can.
+	// +kubebuilder:validation:Enum=Off;Initial;Recreate;InPlaceOrRecreate;Auto
 	UpdateMode string `json:"updateMode"`
 
 	// MinReplicas is the VPA's spec.updatePolicy.minReplicas: the updater

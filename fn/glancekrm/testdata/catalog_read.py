@@ -36,7 +36,7 @@ logging.disable(logging.CRITICAL)  # deprecation warnings, on stderr
 NAMESPACES = [
     "glance.api", "glance", "glance.store", "glance.multi_store", "oslo.log", "oslo.db",
     "oslo.concurrency", "oslo.policy", "oslo.middleware", "oslo.messaging",
-    "keystonemiddleware.auth_token", "castellan.config",
+    "keystonemiddleware.auth_token", "castellan.config", "oslo.limit", "oslo.reports",
 ]
 # glance/common/wsgi.py's RESERVED_STORES, which glance-api passes to
 # glance_store.
