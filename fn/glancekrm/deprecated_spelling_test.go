@@ -40,7 +40,7 @@ func TestDeprecatedSpellingsRefused(t *testing.T) {
 		{"sql", "connection", owned("connection", "sql", "[database] connection", "spec.database.secretRef"), "", ""},
 		{"keystone_authtoken", "auth_uri", owned("auth_uri", "keystone_authtoken", "[keystone_authtoken] www_authenticate_uri", "spec.keystonePublicEndpoint"), "", ""},
 		{"keystone_authtoken", "memcache_servers", owned("memcache_servers", "keystone_authtoken", "[keystone_authtoken] memcached_servers", "spec.cache (servers or clusterRef)"), "", ""},
-		{"keystone_authtoken", "auth_plugin", owned("auth_plugin", "keystone_authtoken", "[keystone_authtoken] auth_type", "spec.serviceUser (always password)"), "", ""},
+		{"keystone_authtoken", "auth_plugin", owned("auth_plugin", "keystone_authtoken", "[keystone_authtoken] auth_type", "spec.serviceUser (password, or v3applicationcredential with spec.serviceUser.applicationCredential)"), "", ""},
 		{"keystone_authtoken", "tenant-name", owned("tenant-name", "keystone_authtoken", "[keystone_authtoken] project_name", "spec.serviceUser.projectName"), "", ""},
 		{"DEFAULT", "notification_transport_url", secret("DEFAULT", "metadata_encryption_key, notification_transport_url, transport_url"), "", ""},
 		{"amqp1", "ssl_key_password", secret("amqp1", "ssl_key_password"), "", ""},

@@ -56,6 +56,13 @@ func TestGeneratedWorkload(t *testing.T) {
 				"disk: ssd", "value: glance", "operator: In"},
 			absent: []string{"kind: HorizontalPodAutoscaler"},
 		},
+		"an application credential service user: auth_type v3applicationcredential, no user or scope, its id and secret from its Secret": {
+			input: docs(strings.Replace(testGlance, "serviceUser: {secretRef: {name: svc}}", "serviceUser: {secretRef: {name: svc}, applicationCredential: {secretRef: {name: glance-ac}}}", 1), testBackend("a", "glance", true)),
+			contains: []string{"auth_type = v3applicationcredential", "username =\n", "project_name =\n", "user_domain_name =\n", "project_domain_name =\n",
+				"key: AC_ID", "path: required/keystone_authtoken/application_credential_id",
+				"key: AC_SECRET", "path: required/keystone_authtoken/application_credential_secret", "name: glance-ac"},
+			absent: []string{"auth_type = password", "name: svc\n", "path: required/keystone_authtoken/password"},
+		},
 		"autoscaling.behavior is copied into the HPA": {
 			input:    docs(glanceWith("  autoscaling: {maxReplicas: 5, targetCPUUtilization: 150, behavior: {scaleDown: {stabilizationWindowSeconds: 600}}}\n"), testBackend("a", "glance", true)),
 			contains: []string{"kind: HorizontalPodAutoscaler", "averageUtilization: 150", "stabilizationWindowSeconds: 600"},

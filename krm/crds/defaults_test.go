@@ -86,7 +86,7 @@ func goDefaults(t *testing.T, obj interface{ Default() }, paths map[string]strin
 func TestGoDefaultsMatchCRDDefaults(t *testing.T) {
 	for file, obj := range map[string]interface{ Default() }{
 		"glance.openstack.c5c3.io_glancebackends.yaml": &v1alpha1.GlanceBackend{Spec: v1alpha1.GlanceBackendSpec{S3: &v1alpha1.S3BackendSpec{CABundleRef: &v1alpha1.CABundleRefSpec{}}}},
-		"glance.openstack.c5c3.io_glances.yaml":        &v1alpha1.Glance{Spec: v1alpha1.GlanceSpec{Logging: &v1alpha1.LoggingSpec{}, APIServer: &v1alpha1.APIServerSpec{UWSGI: &v1alpha1.UWSGISpec{}}, SecretStoreRef: &v1alpha1.SecretStoreRefSpec{}, Cache: v1alpha1.CacheSpec{ClusterRef: &corev1.LocalObjectReference{}}, Database: v1alpha1.DatabaseSpec{ClusterRef: &corev1.LocalObjectReference{}}, PolicyOverrides: &v1alpha1.PolicySpec{ConfigMapRef: &corev1.LocalObjectReference{}}}},
+		"glance.openstack.c5c3.io_glances.yaml":        &v1alpha1.Glance{Spec: v1alpha1.GlanceSpec{ServiceUser: v1alpha1.ServiceUserSpec{ApplicationCredential: &v1alpha1.ApplicationCredentialSpec{}}, Logging: &v1alpha1.LoggingSpec{}, APIServer: &v1alpha1.APIServerSpec{UWSGI: &v1alpha1.UWSGISpec{}}, SecretStoreRef: &v1alpha1.SecretStoreRefSpec{}, Cache: v1alpha1.CacheSpec{ClusterRef: &corev1.LocalObjectReference{}}, Database: v1alpha1.DatabaseSpec{ClusterRef: &corev1.LocalObjectReference{}}, PolicyOverrides: &v1alpha1.PolicySpec{ConfigMapRef: &corev1.LocalObjectReference{}}}},
 	} {
 		t.Run(file, func(t *testing.T) {
 			want := schemaDefaults(t, file)

@@ -81,6 +81,7 @@ var justified = map[string]string{
 	".spec.deployment.nodeSelector extra":               "the seed's newer DeploymentSpec: NodePlacementSpec, inline",
 	".spec.deployment.tolerations extra":                "the seed's newer DeploymentSpec: NodePlacementSpec, inline",
 	".spec.deployment.affinity extra":                   "the seed's newer DeploymentSpec: NodePlacementSpec, inline",
+	".spec.serviceUser.applicationCredential extra":     "glance-krm's extension (optional), after RHOSO's glance-operator: the service user authenticates with an application credential",
 	".spec.jobs extra":                                  "the seed's newer GlanceSpec: JobSpec (resources, priorityClassName, placement) for the Jobs and CronJob",
 	".spec.autoscaling.behavior extra":                  "the seed's newer AutoscalingSpec: the HPA's behavior, copied as written",
 	".spec.autoscaling.targetCPUUtilization maximum":    "the seed's newer AutoscalingSpec has no maximum: above 100 is valid where a container may use more than it requests",

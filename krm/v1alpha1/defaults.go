@@ -14,7 +14,11 @@ const (
 	DefaultProjectName     = "service"
 	DefaultDomainName      = "Default"
 	DefaultPasswordKey     = "password"
-	DefaultCABundleKey     = "ca.crt"
+	// The keys of an application credential's Secret, as RHOSO's
+	// keystone-operator writes them.
+	DefaultApplicationCredentialIDKey     = "AC_ID"
+	DefaultApplicationCredentialSecretKey = "AC_SECRET"
+	DefaultCABundleKey                    = "ca.crt"
 )
 
 // Default fills the API server's defaults.
@@ -35,6 +39,10 @@ func (g *Glance) Default() {
 	setIfEmpty(&u.UserDomainName, DefaultDomainName)
 	setIfEmpty(&u.ProjectDomainName, DefaultDomainName)
 	setIfEmpty(&u.SecretRef.Key, DefaultPasswordKey)
+	if ac := u.ApplicationCredential; ac != nil {
+		setIfEmpty(&ac.SecretRef.IDKey, DefaultApplicationCredentialIDKey)
+		setIfEmpty(&ac.SecretRef.SecretKey, DefaultApplicationCredentialSecretKey)
+	}
 	s := &g.Spec
 	setIfEmpty(&s.Cache.Backend, DefaultCacheBackend)
 	setIfZero(&s.Cache.Replicas, 3)

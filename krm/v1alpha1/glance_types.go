@@ -169,7 +169,7 @@ type GlanceSpec struct {
 	// +kubebuilder:validation:XValidation:rule=`self.all(s, s.matches('^[A-Za-z0-9_.-]+$'))`,message=`section name must match ^[A-Za-z0-9_.-]+$`
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s == 'DEFAULT' && 'enabled_backends' in self[s])`,message=`option "enabled_backends" in section [DEFAULT] is owned by the GlanceBackends attached to this Glance (their spec.glanceRef)`
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'glance_store' && 'default_backend' in self[s])`,message=`option "default_backend" in section [glance_store] is owned by the GlanceBackend marked spec.isDefault`
-	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'auth_type' in self[s])`,message=`option "auth_type" in section [keystone_authtoken] is owned by spec.serviceUser (always password)`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'auth_type' in self[s])`,message=`option "auth_type" in section [keystone_authtoken] is owned by spec.serviceUser (password, or v3applicationcredential with spec.serviceUser.applicationCredential)`
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'auth_url' in self[s])`,message=`option "auth_url" in section [keystone_authtoken] is owned by spec.keystoneEndpoint`
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'www_authenticate_uri' in self[s])`,message=`option "www_authenticate_uri" in section [keystone_authtoken] is owned by spec.keystonePublicEndpoint`
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'username' in self[s])`,message=`option "username" in section [keystone_authtoken] is owned by spec.serviceUser.username`
@@ -177,6 +177,9 @@ type GlanceSpec struct {
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'user_domain_name' in self[s])`,message=`option "user_domain_name" in section [keystone_authtoken] is owned by spec.serviceUser.userDomainName`
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'project_domain_name' in self[s])`,message=`option "project_domain_name" in section [keystone_authtoken] is owned by spec.serviceUser.projectDomainName`
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'password' in self[s])`,message=`option "password" in section [keystone_authtoken] is owned by spec.serviceUser.secretRef`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'application_credential_id' in self[s])`,message=`option "application_credential_id" in section [keystone_authtoken] is owned by spec.serviceUser.applicationCredential`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'application_credential_name' in self[s])`,message=`option "application_credential_name" in section [keystone_authtoken] is owned by spec.serviceUser.applicationCredential`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'application_credential_secret' in self[s])`,message=`option "application_credential_secret" in section [keystone_authtoken] is owned by spec.serviceUser.applicationCredential`
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'region_name' in self[s])`,message=`option "region_name" in section [keystone_authtoken] is owned by spec.region`
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'memcached_servers' in self[s])`,message=`option "memcached_servers" in section [keystone_authtoken] is owned by spec.cache (servers or clusterRef)`
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'database' && 'connection' in self[s])`,message=`option "connection" in section [database] is owned by spec.database.secretRef`
@@ -195,7 +198,7 @@ type GlanceSpec struct {
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'inject_metadata_properties' && 'ignore_user_roles' in self[s])`,message=`option "ignore_user_roles" in section [inject_metadata_properties] is owned by spec.importPlugins`
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s == 'DEFAULT' && 'sql_connection' in self[s])`,message=`option "sql_connection" in section [DEFAULT] is a deprecated spelling of [database] connection, which oslo.config still reads; that option is owned by spec.database.secretRef`
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'database' && 'sql_connection' in self[s])`,message=`option "sql_connection" in section [database] is a deprecated spelling of [database] connection, which oslo.config still reads; that option is owned by spec.database.secretRef`
-	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'auth_plugin' in self[s])`,message=`option "auth_plugin" in section [keystone_authtoken] is a deprecated spelling of [keystone_authtoken] auth_type, which oslo.config still reads; that option is owned by spec.serviceUser (always password)`
+	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'auth_plugin' in self[s])`,message=`option "auth_plugin" in section [keystone_authtoken] is a deprecated spelling of [keystone_authtoken] auth_type, which oslo.config still reads; that option is owned by spec.serviceUser (password, or v3applicationcredential with spec.serviceUser.applicationCredential)`
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'auth_uri' in self[s])`,message=`option "auth_uri" in section [keystone_authtoken] is a deprecated spelling of [keystone_authtoken] www_authenticate_uri, which oslo.config still reads; that option is owned by spec.keystonePublicEndpoint`
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'memcache_servers' in self[s])`,message=`option "memcache_servers" in section [keystone_authtoken] is a deprecated spelling of [keystone_authtoken] memcached_servers, which oslo.config still reads; that option is owned by spec.cache (servers or clusterRef)`
 	// +kubebuilder:validation:XValidation:rule=`!self.exists(s, s.lowerAscii() == 'keystone_authtoken' && 'tenant-name' in self[s])`,message=`option "tenant-name" in section [keystone_authtoken] is a deprecated spelling of [keystone_authtoken] project_name, which oslo.config still reads; that option is owned by spec.serviceUser.projectName`
@@ -313,7 +316,44 @@ type ServiceUserSpec struct {
 	ProjectDomainName string `json:"projectDomainName,omitempty"`
 	// SecretRef locates the service user's password, delivered to glance-api
 	// as OS_KEYSTONE_AUTHTOKEN__PASSWORD and never rendered into a file.
+	// The seed's schema requires it; it is not read while
+	// applicationCredential is set.
 	SecretRef PasswordSecretRefSpec `json:"secretRef"`
+	// ApplicationCredential authenticates the service user with a Keystone
+	// application credential instead of its password ([keystone_authtoken]
+	// auth_type = v3applicationcredential): its id and secret come from a
+	// Secret, delivered like every credential and never rendered. A
+	// glance-krm extension, after RHOSO's glance-operator.
+	// +optional
+	ApplicationCredential *ApplicationCredentialSpec `json:"applicationCredential,omitempty"`
+}
+
+// ApplicationCredentialSpec names the Secret of the service user's
+// application credential.
+type ApplicationCredentialSpec struct {
+	// SecretRef is the Secret holding the credential's id and secret.
+	SecretRef ApplicationCredentialSecretRef `json:"secretRef"`
+}
+
+// ApplicationCredentialSecretRef is a Secret in the same namespace and
+// the keys of an application credential's id and secret in it (AC_ID and
+// AC_SECRET by default, as RHOSO's keystone-operator writes them).
+type ApplicationCredentialSecretRef struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+	// IDKey is the key of the credential's id.
+	// +optional
+	// +kubebuilder:default=AC_ID
+	// +kubebuilder:validation:MinLength=1
+	IDKey string `json:"idKey,omitempty"`
+	// SecretKey is the key of the credential's secret.
+	// +optional
+	// +kubebuilder:default=AC_SECRET
+	// +kubebuilder:validation:MinLength=1
+	SecretKey string `json:"secretKey,omitempty"`
 }
 
 // PasswordSecretRefSpec is a key of a Secret in the same namespace that holds

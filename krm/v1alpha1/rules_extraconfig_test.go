@@ -43,7 +43,7 @@ func TestExtraConfigDeprecatedSpellings(t *testing.T) {
 		"[keystone_authtoken] memcache_servers": {"keystone_authtoken", "memcache_servers",
 			deprecated("memcache_servers", "keystone_authtoken", "[keystone_authtoken] memcached_servers", "spec.cache (servers or clusterRef)")},
 		"[keystone_authtoken] auth_plugin": {"keystone_authtoken", "auth_plugin",
-			deprecated("auth_plugin", "keystone_authtoken", "[keystone_authtoken] auth_type", "spec.serviceUser (always password)")},
+			deprecated("auth_plugin", "keystone_authtoken", "[keystone_authtoken] auth_type", "spec.serviceUser (password, or v3applicationcredential with spec.serviceUser.applicationCredential)")},
 		"[keystone_authtoken] tenant_name": {"keystone_authtoken", "tenant_name",
 			deprecated("tenant_name", "keystone_authtoken", "[keystone_authtoken] project_name", "spec.serviceUser.projectName")},
 		"[keystone_authtoken] tenant-name: a dashed deprecated name is read as written too": {"keystone_authtoken", "tenant-name",

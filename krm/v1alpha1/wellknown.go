@@ -97,12 +97,15 @@ const (
 
 	// Options that the credentials init container writes; oslo.config
 	// would let OS_<GROUP>__<OPTION> environment variables override them.
-	OptionS3AccessKey     = "s3_store_access_key"
-	OptionS3SecretKey     = "s3_store_secret_key"
-	SectionKeystone       = "keystone_authtoken"
-	OptionKeystonePass    = "password"
-	SectionDatabase       = "database"
-	OptionDatabaseConnect = "connection"
+	OptionS3AccessKey  = "s3_store_access_key"
+	OptionS3SecretKey  = "s3_store_secret_key"
+	SectionKeystone    = "keystone_authtoken"
+	OptionKeystonePass = "password"
+	// The service user's application credential, in the credentials file.
+	OptionKeystoneACID     = "application_credential_id"
+	OptionKeystoneACSecret = "application_credential_secret"
+	SectionDatabase        = "database"
+	OptionDatabaseConnect  = "connection"
 
 	EnvKeystonePassword   = "OS_KEYSTONE_AUTHTOKEN__PASSWORD"
 	EnvDatabaseConnection = "OS_DATABASE__CONNECTION"

@@ -91,13 +91,24 @@ func operatorDefaults(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, de
 	o.set("database", "connection_recycle_time", "600")
 
 	ks := v1alpha1.SectionKeystone
-	o.set(ks, "auth_type", "password")
 	o.set(ks, "auth_url", s.KeystoneEndpoint)
 	o.set(ks, "www_authenticate_uri", cmp.Or(s.KeystonePublicEndpoint, s.KeystoneEndpoint))
-	o.set(ks, "username", s.ServiceUser.Username)
-	o.set(ks, "project_name", s.ServiceUser.ProjectName)
-	o.set(ks, "user_domain_name", s.ServiceUser.UserDomainName)
-	o.set(ks, "project_domain_name", s.ServiceUser.ProjectDomainName)
+	if s.ServiceUser.ApplicationCredential != nil {
+		// The id and secret come in the credentials file. An application
+		// credential carries its own user and project: a scope beside it
+		// makes Keystone refuse the token, so the user and project options
+		// are written empty, over any that a packaged glance-api.conf sets.
+		o.set(ks, "auth_type", "v3applicationcredential")
+		for _, opt := range []string{"username", "project_name", "user_domain_name", "project_domain_name"} {
+			o.set(ks, opt, "")
+		}
+	} else {
+		o.set(ks, "auth_type", "password")
+		o.set(ks, "username", s.ServiceUser.Username)
+		o.set(ks, "project_name", s.ServiceUser.ProjectName)
+		o.set(ks, "user_domain_name", s.ServiceUser.UserDomainName)
+		o.set(ks, "project_domain_name", s.ServiceUser.ProjectDomainName)
+	}
 	// The service type the access rules of an application credential name:
 	// without it authtoken cannot check a restricted credential's rules
 	// and refuses its token (401) with a warning in Glance's log. The seed

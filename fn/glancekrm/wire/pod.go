@@ -101,9 +101,13 @@ func (w Wiring) credentialSources() *yaml.Node {
 		return ynode.Mapping("secret", sec)
 	}
 	item := func(key, path string) *yaml.Node { return ynode.Mapping("key", key, "path", path) }
-	sources := []*yaml.Node{
-		src(s.Database.SecretRef.Name, false, w.databaseItems()...),
-		src(s.ServiceUser.SecretRef.Name, false, item(s.ServiceUser.SecretRef.Key, credentials.Path(true, v1alpha1.SectionKeystone, v1alpha1.OptionKeystonePass))),
+	sources := []*yaml.Node{src(s.Database.SecretRef.Name, false, w.databaseItems()...)}
+	if ac := s.ServiceUser.ApplicationCredential; ac != nil {
+		sources = append(sources, src(ac.SecretRef.Name, false,
+			item(ac.SecretRef.IDKey, credentials.Path(true, v1alpha1.SectionKeystone, v1alpha1.OptionKeystoneACID)),
+			item(ac.SecretRef.SecretKey, credentials.Path(true, v1alpha1.SectionKeystone, v1alpha1.OptionKeystoneACSecret))))
+	} else {
+		sources = append(sources, src(s.ServiceUser.SecretRef.Name, false, item(s.ServiceUser.SecretRef.Key, credentials.Path(true, v1alpha1.SectionKeystone, v1alpha1.OptionKeystonePass))))
 	}
 	for _, b := range w.Backends {
 		sources = append(sources, src(b.Spec.S3.CredentialsSecretRef.Name, true,
@@ -128,6 +132,11 @@ func (w Wiring) credentialOptions() map[string]string {
 	out := map[string]string{
 		v1alpha1.OptionEnvName(v1alpha1.SectionDatabase, v1alpha1.OptionDatabaseConnect): "[database] connection (spec.database.secretRef)",
 		v1alpha1.OptionEnvName(v1alpha1.SectionKeystone, v1alpha1.OptionKeystonePass):    "[keystone_authtoken] password (spec.serviceUser.secretRef)",
+	}
+	if w.Glance.Spec.ServiceUser.ApplicationCredential != nil {
+		for _, o := range []string{v1alpha1.OptionKeystoneACID, v1alpha1.OptionKeystoneACSecret} {
+			out[v1alpha1.OptionEnvName(v1alpha1.SectionKeystone, o)] = "[keystone_authtoken] " + o + " (spec.serviceUser.applicationCredential)"
+		}
 	}
 	for _, b := range w.Backends {
 		for _, o := range []string{v1alpha1.OptionS3AccessKey, v1alpha1.OptionS3SecretKey} {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/c5c3/glance-krm/internal/testenv"
 )
 
@@ -98,6 +100,12 @@ func (m *multiStoreRun) behindKeystone() {
 		}
 		m.serviceType(t, ks, gp, pdir)
 	})
+	check(t, "the service user authenticates with an application credential (auth_type v3applicationcredential, id and secret from a Secret, no password mounted): user tokens are validated (200), a forged one refused (401); rotated to a second credential at the next pod start, the first then deleted; no secret in a log", func(t *testing.T) {
+		if gp == nil {
+			t.Skip("no Glance behind Keystone")
+		}
+		m.applicationCredential(t, ks, pdir)
+	})
 	if gp != nil {
 		drainChecks(t, gp, rp, ks, m.s3, m.secrets)
 		assertNoCredential(t, gp.tail(), m.secrets)
@@ -144,6 +152,76 @@ func (m *multiStoreRun) serviceType(t *testing.T, ks *keystone, gp *glanceAPI, p
 		if strings.Contains(g.tail(), secret) {
 			t.Error("the application credential's secret is in glance-api's log")
 		}
+	}
+}
+
+// applicationCredential renders the Glance of pdir with its service user
+// authenticating by an application credential of Glance's service user,
+// starts it with the credential's Secret in place of the password's, and
+// rotates the credential as docs/credentials.md says: a second one in the
+// Secret, the next pod start, then the first one deleted in Keystone.
+func (m *multiStoreRun) applicationCredential(t *testing.T, ks *keystone, pdir string) {
+	password := secretValue(t, m.secrets, "glance-service-user")["password"]
+	service, serviceID := ks.Token(t, "glance", password, "service"), ks.ID(t, "users", "glance")
+	firstID, firstSecret := ks.ApplicationCredential(t, service, serviceID, "glance-krm-1", nil)
+	dir := filepath.Join(t.TempDir(), "example")
+	testenv.CopyTree(t, pdir, dir, nil)
+	gy := filepath.Join(dir, "glance.yaml")
+	b, err := os.ReadFile(gy)
+	if err != nil || !bytes.Contains(b, []byte("\n  serviceUser:\n")) {
+		t.Fatalf("%s has no serviceUser to add to (%v)", gy, err)
+	}
+	write(t, gy, strings.Replace(string(b), "\n  serviceUser:\n", "\n  serviceUser:\n    applicationCredential:\n      secretRef:\n        name: glance-ac\n", 1))
+	root := filepath.Join(m.root, "application-credential")
+	r := render(t, m.rel, dir, root)
+	conf, err := os.ReadFile(r.apiConf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"auth_type = v3applicationcredential", "project_name =\n"} {
+		if !strings.Contains(string(conf), want) {
+			t.Fatalf("the rendered glance-api.conf lacks %q:\n%s", want, conf)
+		}
+	}
+	user := "demo-" + m.rel.catalog
+	userToken := ks.Token(t, user, user+"-pw", user)
+	serve := func(id, secret string) *glanceAPI {
+		ac, err := yaml.Parse(fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: glance-ac}\nstringData: {AC_ID: %q, AC_SECRET: %q}\n", id, secret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The service user's password Secret is left out: the pod must not need it.
+		var secrets []*yaml.RNode
+		for _, s := range m.secrets {
+			if s.GetName() != "glance-service-user" {
+				secrets = append(secrets, s)
+			}
+		}
+		secrets = append(secrets, ac)
+		startPod(t, r, secrets)
+		g := startGlanceReady(t, root, r, "/healthcheck")
+		for token, want := range map[string]int{userToken: http.StatusOK, "forged-" + userToken[:8]: http.StatusUnauthorized} {
+			if got := status(t, g, "/v2/images", token); got != want {
+				t.Errorf("GET /v2/images, the service user on application credential %s: %d, want %d\n%s\nkeystone:\n%s", id, got, want, g.tail(), ks.tail())
+			}
+		}
+		for _, v := range []string{secret, password} {
+			if strings.Contains(g.tail(), v) {
+				t.Error("a service user's credential is in glance-api's log")
+			}
+		}
+		return g
+	}
+	first := serve(firstID, firstSecret)
+	first.stop()
+	// Rotation: a second credential beside the first, the Secret changed,
+	// the next pod start; only then is the first one deleted.
+	secondID, secondSecret := ks.ApplicationCredential(t, service, serviceID, "glance-krm-2", nil)
+	second := serve(secondID, secondSecret)
+	defer second.stop()
+	ks.Call(t, http.MethodDelete, "/users/"+serviceID+"/application_credentials/"+firstID, nil, nil, http.StatusNoContent)
+	if got := status(t, second, "/v2/images", ks.Token(t, user, user+"-pw", user)); got != http.StatusOK {
+		t.Errorf("GET /v2/images after the first credential was deleted: %d, want 200\n%s", got, second.tail())
 	}
 }
 
