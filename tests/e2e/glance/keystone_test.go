@@ -41,7 +41,10 @@ func (m *multiStoreRun) behindKeystone() {
 		// The example without its no-Keystone paste override: glance-krm's
 		// own paste file and the keystone flavor, as the seed renders them,
 		// pointed at the Keystone above.
-		pdir = copyExample(t, m.s3.endpoint, m.rel, m.db.port)
+		// Under the run's root, not this check's TempDir: the later checks
+		// render variants of it after this one has ended.
+		pdir = filepath.Join(m.root, "keystone-example")
+		testenv.CopyTree(t, copyExample(t, m.s3.endpoint, m.rel, m.db.port), pdir, nil)
 		gy := filepath.Join(pdir, "glance.yaml")
 		b, err := os.ReadFile(gy)
 		if err != nil {
