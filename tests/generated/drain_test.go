@@ -39,20 +39,28 @@ func drainExample(t *testing.T) string {
 	return drainExampleNamed(t, "glance", "ceph-rgw")
 }
 
-// drainExampleNamed is drainExample with the Glance and the leaving store
-// named glance and store.
-func drainExampleNamed(t *testing.T, glance, store string) string {
+// generatedExample is a copy of examples/generated that runs this build's
+// function: the folder, its glance.yaml and what that holds.
+func generatedExample(t *testing.T) (dir, glanceYAML string, content []byte) {
 	t.Helper()
-	dir := t.TempDir()
+	dir = t.TempDir()
 	fnBin := testenv.FunctionBinary(t)
 	testenv.CopyTree(t, filepath.Join(testenv.RepoRoot(), "examples/generated"), dir, func(_ string, b []byte) []byte {
 		return bytes.ReplaceAll(b, []byte("../../bin/glance-krm-fn"), []byte(fnBin))
 	})
-	f := filepath.Join(dir, "glance.yaml")
-	b, err := os.ReadFile(f)
+	glanceYAML = filepath.Join(dir, "glance.yaml")
+	content, err := os.ReadFile(glanceYAML)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, glanceYAML, content
+}
+
+// drainExampleNamed is drainExample with the Glance and the leaving store
+// named glance and store.
+func drainExampleNamed(t *testing.T, glance, store string) string {
+	t.Helper()
+	dir, f, b := generatedExample(t)
 	s := strings.Replace(string(b), "  name: ceph-rgw\n  namespace: openstack\n", "  name: "+store+"\n  namespace: openstack\n  annotations:\n    glance.openstack.c5c3.io/drain-to: garage\n", 1)
 	s = strings.Replace(s, "  isDefault: true\n", "  isDefault: false\n", 1)
 	s += `---

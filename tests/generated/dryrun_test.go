@@ -140,16 +140,7 @@ func renders(t *testing.T) map[string]string {
 // a VerticalPodAutoscaler in place of the HPA, and node placement.
 func vpaExample(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	fnBin := testenv.FunctionBinary(t)
-	testenv.CopyTree(t, filepath.Join(testenv.RepoRoot(), "examples/generated"), dir, func(_ string, b []byte) []byte {
-		return bytes.ReplaceAll(b, []byte("../../bin/glance-krm-fn"), []byte(fnBin))
-	})
-	f := filepath.Join(dir, "glance.yaml")
-	b, err := os.ReadFile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, f, b := generatedExample(t)
 	hpa := "  autoscaling:\n    minReplicas: 2\n    maxReplicas: 6\n    targetCPUUtilization: 70\n"
 	if !bytes.Contains(b, []byte(hpa)) {
 		t.Fatal("examples/generated/glance.yaml no longer holds the autoscaling block this test replaces")

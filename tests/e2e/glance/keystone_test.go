@@ -132,16 +132,7 @@ func (m *multiStoreRun) serviceType(t *testing.T, ks *keystone, gp *glanceAPI, p
 	}
 	// The same Glance rendered with service_type emptied by extraConfig
 	// (an option glance-krm renders and a user may override).
-	dir := filepath.Join(t.TempDir(), "example")
-	testenv.CopyTree(t, pdir, dir, nil)
-	gy := filepath.Join(dir, "glance.yaml")
-	b, err := os.ReadFile(gy)
-	if err != nil || !bytes.Contains(b, []byte("\n  extraConfig:\n")) {
-		t.Fatalf("%s has no extraConfig to add to (%v)", gy, err)
-	}
-	write(t, gy, strings.Replace(string(b), "\n  extraConfig:\n", "\n  extraConfig:\n    keystone_authtoken:\n      service_type: \"\"\n", 1))
-	root := filepath.Join(m.root, "no-service-type")
-	r := render(t, m.rel, dir, root)
+	r, root := m.renderVariant(t, pdir, "no-service-type", "\n  extraConfig:\n", "\n  extraConfig:\n    keystone_authtoken:\n      service_type: \"\"\n")
 	startPod(t, r, m.secrets)
 	without := startGlanceReady(t, root, r, "/healthcheck")
 	defer without.stop()
@@ -167,16 +158,7 @@ func (m *multiStoreRun) applicationCredential(t *testing.T, ks *keystone, pdir s
 	password := secretValue(t, m.secrets, "glance-service-user")["password"]
 	service, serviceID := ks.Token(t, "glance", password, "service"), ks.ID(t, "users", "glance")
 	firstID, firstSecret := ks.ApplicationCredential(t, service, serviceID, "glance-krm-1", nil)
-	dir := filepath.Join(t.TempDir(), "example")
-	testenv.CopyTree(t, pdir, dir, nil)
-	gy := filepath.Join(dir, "glance.yaml")
-	b, err := os.ReadFile(gy)
-	if err != nil || !bytes.Contains(b, []byte("\n  serviceUser:\n")) {
-		t.Fatalf("%s has no serviceUser to add to (%v)", gy, err)
-	}
-	write(t, gy, strings.Replace(string(b), "\n  serviceUser:\n", "\n  serviceUser:\n    applicationCredential:\n      secretRef:\n        name: glance-ac\n", 1))
-	root := filepath.Join(m.root, "application-credential")
-	r := render(t, m.rel, dir, root)
+	r, root := m.renderVariant(t, pdir, "application-credential", "\n  serviceUser:\n", "\n  serviceUser:\n    applicationCredential:\n      secretRef:\n        name: glance-ac\n")
 	conf, err := os.ReadFile(r.apiConf)
 	if err != nil {
 		t.Fatal(err)
@@ -226,6 +208,22 @@ func (m *multiStoreRun) applicationCredential(t *testing.T, ks *keystone, pdir s
 	if got := status(t, second, "/v2/images", ks.Token(t, user, user+"-pw", user)); got != http.StatusOK {
 		t.Errorf("GET /v2/images after the first credential was deleted: %d, want 200\n%s", got, second.tail())
 	}
+}
+
+// renderVariant renders the example of pdir with the first at of its
+// glance.yaml replaced by with, into m.root/name.
+func (m *multiStoreRun) renderVariant(t *testing.T, pdir, name, at, with string) (rendering, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "example")
+	testenv.CopyTree(t, pdir, dir, nil)
+	gy := filepath.Join(dir, "glance.yaml")
+	b, err := os.ReadFile(gy)
+	if err != nil || !bytes.Contains(b, []byte(at)) {
+		t.Fatalf("%s has no %q to change (%v)", gy, at, err)
+	}
+	write(t, gy, strings.Replace(string(b), at, with, 1))
+	root := filepath.Join(m.root, name)
+	return render(t, m.rel, dir, root), root
 }
 
 // status is the HTTP status of GET path on g with token.
