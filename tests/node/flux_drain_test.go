@@ -86,18 +86,23 @@ func (f *fluxApp) fluxDrain(t *testing.T) {
 	// The record is the last run's (docs/day2.md): a Job whose first pod
 	// failed on one image (a copy-image that failed under load, on a CI
 	// run) and whose retry moved it names that image alone. What holds
-	// whatever the runs were: the record names no image the store did not
-	// hold, and Glance has every image it held in the target alone.
-	for _, id := range rec.Moved {
-		if !slices.Contains(held, id) {
-			t.Errorf("the record moved image %s, which was not in %s", id, fluxDrainFrom)
-		}
-	}
+	// whatever the runs were: Glance has every image the store held in
+	// the target alone, and so every image the record names. The record
+	// may name one the listing above did not hold: an image that reached
+	// the store between that listing and the drain's own (a CI run saw
+	// one), which the drain must then have moved like the others.
 	if len(rec.Moved) == 0 {
 		t.Errorf("the record moved nothing: %v", cm.Data)
 	}
 	after, cancelAfter := withTimeout(5 * time.Minute)
 	defer cancelAfter()
+	for _, id := range rec.Moved {
+		if slices.Contains(held, id) {
+			continue
+		}
+		t.Logf("the record moved image %s, which reached %s after the test listed it", id, fluxDrainFrom)
+		held = append(held, id)
+	}
 	for _, id := range held {
 		img, err := s.glance.image(after, id)
 		if err != nil {
