@@ -100,7 +100,7 @@ func (f *fluxApp) fluxDrain(t *testing.T) {
 		if slices.Contains(held, id) {
 			continue
 		}
-		t.Logf("the record moved image %s, which reached %s after the test listed it", id, fluxDrainFrom)
+		t.Logf("the record moved image %s, which the listing of %s above did not show (it got there after it)", id, fluxDrainFrom)
 		held = append(held, id)
 	}
 	for _, id := range held {
