@@ -26,6 +26,7 @@ var glanceChecks = []check{
 	checkImageRelease,
 	checkDebugLogsStoreKeys,
 	checkLocationsLeakKeys,
+	checkWorkersUnderUWSGI,
 }
 
 // runChecks is the check chain; valid is false when the Glance or one of
@@ -163,4 +164,20 @@ func checkLocationsLeakKeys(ge *glanceEntry) (fn.Results, bool) {
 		rs = append(rs, withTag(withField(objectResult(ge.obj, fn.Warning, Name+": "+e.Detail), e.Field), tagRule, "locations-leak-keys"))
 	}
 	return rs, true
+}
+
+// checkWorkersUnderUWSGI warns that spec.apiServer.workers sizes nothing
+// from 2026.1: uWSGI runs glance-api there with spec.apiServer.uwsgi's
+// processes and threads (the seed's newer webhook deprecates workers for
+// this; glance-krm keeps it for its releases before 2026.1, where the
+// eventlet server still reads it).
+func checkWorkersUnderUWSGI(ge *glanceEntry) (fn.Results, bool) {
+	s := &ge.g.Spec
+	if s.APIServer == nil || s.APIServer.Workers == nil || !s.UsesUWSGI() {
+		return nil, true
+	}
+	p, t := s.APIConcurrency()
+	return fn.Results{withTag(withField(objectResult(ge.obj, fn.Warning, fmt.Sprintf(
+		"%s: spec.apiServer.workers has no effect on %s: glance-api runs under uWSGI from %s with spec.apiServer.uwsgi's %d processes of %d threads; size the API there",
+		Name, s.OpenStackRelease, v1alpha1.UWSGIFromRelease, p, t)), "spec.apiServer.workers"), tagRule, "workers-under-uwsgi")}, true
 }

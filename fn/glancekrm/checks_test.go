@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
@@ -258,6 +259,37 @@ func TestCheckDebugLogsStoreKeys(t *testing.T) {
 			for _, r := range rs {
 				if !strings.Contains(r.Message, "Glance "+c.release) || !strings.Contains(r.Message, "LP #2047688") {
 					t.Errorf("the warning does not name the release and the bug: %s", r.Message)
+				}
+			}
+		})
+	}
+}
+
+// spec.apiServer.workers is warned of where uWSGI runs glance-api, and
+// only there.
+func TestWorkersUnderUWSGI(t *testing.T) {
+	workers := func(s *v1alpha1.GlanceSpec) { s.APIServer = &v1alpha1.APIServerSpec{Workers: ptr.To(int32(4))} }
+	for name, c := range map[string]struct {
+		release string
+		edit    func(*v1alpha1.GlanceSpec)
+		want    []string
+	}{
+		"2026.1 with workers": {"2026.1", workers, []string{"warning spec.apiServer.workers"}},
+		"2026.2 with workers": {"2026.2", workers, []string{"warning spec.apiServer.workers"}},
+		"2025.2 with workers": {"2025.2", workers, nil},
+		"2026.1 without":      {"2026.1", nil, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rs, ok := checkWorkersUnderUWSGI(entry(t, c.release, c.edit))
+			if !ok {
+				t.Error("a warning refused the Glance")
+			}
+			if diff := cmp.Diff(c.want, findings(rs)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+			for _, r := range rs {
+				if !strings.Contains(r.Message, "2 processes of 16 threads") {
+					t.Errorf("the warning does not say what sizes the API: %s", r.Message)
 				}
 			}
 		})

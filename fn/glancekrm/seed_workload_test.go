@@ -34,6 +34,7 @@ var workloadDifferences = map[string]string{
 	"cache loop":     "the cache-maintenance container runs glance-krm's own loop (same bound, cadence and tools)",
 	"keystone":       "the NetworkPolicy admits, by port, every endpoint the rendered files name (Keystone's among them, which the seed's misses: token validation broke when Keystone listened elsewhere), in one rule after DNS; the seed's ports are all among them",
 	"route defaults": "the HTTPRoute writes the values Gateway API's CRD defaults (the parent's group and kind, the backend's group and weight), which mean what the seed's route means once applied: Argo CD compares a custom resource's lists as wholes, so a default the API server adds to a list item is drift after every sync",
+	"threads":        "glance-krm runs 16 uWSGI threads per process where the Glance names none (the seed's 1), and the seed's memory formula adds 32Mi for each thread past the first: 3,024Mi for 2 × 16 where the seed gives 2,064Mi for 2 × 1",
 	"jobs policy":    "glance-krm generates a second NetworkPolicy, <glance>-jobs, for the db-sync and db-purge pods (DNS and the database only); the seed's policy covered them through the instance label",
 }
 
@@ -52,6 +53,11 @@ func TestWorkloadMatchesTheSeed(t *testing.T) {
 		for reason := range workloadDifferences {
 			if !applied[reason] {
 				t.Errorf("workloadDifferences lists %q, but no comparison applies it: drop it", reason)
+			}
+		}
+		for change := range newerSeedChanges {
+			if !newerApplied[change] {
+				t.Errorf("newerSeedChanges lists %q, but no seed object takes it: drop it", change)
 			}
 		}
 	})
@@ -75,7 +81,13 @@ func TestWorkloadMatchesTheSeed(t *testing.T) {
 			}
 			ours := map[string]map[string]any{}
 			var uwsgiINI string
+			var glance v1alpha1.Glance
 			for _, o := range rl.Items {
+				if o.GetKind() == "Glance" {
+					if err := o.As(&glance); err != nil {
+						t.Fatal(err)
+					}
+				}
 				if o.GetLabel(v1alpha1.LabelComponent) == v1alpha1.ComponentConfig {
 					uwsgiINI, _, _ = o.NestedString("data", render.UWSGIFile)
 				}
@@ -107,6 +119,7 @@ func TestWorkloadMatchesTheSeed(t *testing.T) {
 					t.Errorf("the seed builds a %s, glance-krm generates none", s.Kind)
 					continue
 				}
+				newerSeed(s.Kind, s.Object, &glance.Spec)
 				sv, ov := normalize(s.Object), normalize(o)
 				if s.Kind == "Deployment" {
 					compareUWSGI(t, sv, ov, uwsgiINI)
@@ -211,6 +224,7 @@ func shape(kind string, seed, ours map[string]any) {
 						because("probes")
 						delete(c, "livenessProbe")
 						delete(c, "readinessProbe")
+						delete(at(c, "startupProbe"), "successThreshold")
 						because("preStop")
 						delete(c, "lifecycle")
 					}
@@ -330,7 +344,7 @@ var uwsgiDifferences = map[string]struct{ seed, ours, why string }{
 	"worker-reload-mercy":    {"", "20", "how long they may take: the grace period less the preStop sleep and 5 s"},
 	"enable-threads":         {"", "true", "glance starts threads of its own (tasks, cache, housekeeping)"},
 	"buffer-size":            {"", "65535", "a Keystone token with many roles is larger than the 4 KiB default"},
-	"chunked-input-limit":    {"", "67108864", "one chunk of a chunked upload may be as large as a client sends it"},
+	"chunked-input-limit":    {"16777216", "67108864", "64 MiB, above the seed's newer 16 MiB (its reason: uWSGI's 1 MB default refused glanceclient's 1 MiB chunks): one chunk of a chunked upload may be as large as a client sends it"},
 	"http-keepalive":         {"true", "", "uWSGI 2.0's router closes a keep-alive connection after a request with a body: the client's next request on it failed on the node (unbit/uwsgi#2133); on only when the Glance says so"},
 	"add-header":             {"", "Connection: close", "so clients open a connection per request"},
 	"http-keepalive-timeout": {"", "", "the idle timeout of keep-alive, which is off unless httpKeepAlive is true"},

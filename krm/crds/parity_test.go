@@ -32,8 +32,7 @@ var justified = map[string]string{
 	".spec.cache required":                          "backend: webhook-defaulted in the seed, a CRD default here",
 	".spec.cache.backend default":                   "webhook default dogpile.cache.pymemcache",
 	".spec.serviceUser.username default":            "webhook default glance",
-	".spec.deployment default":                      "the webhook defaults replicas and resources on every Glance: {} lets the CRD's nested defaults apply",
-	".spec.deployment.resources default":            "webhook default: requests 100m/512Mi, limits 500m/1Gi",
+	".spec.deployment default":                      "the webhook defaults replicas on every Glance: {} lets the CRD's nested default apply",
 	".spec.logging default":                         "the webhook materializes logging (text, INFO) on every Glance",
 	".spec.serviceUser.projectName default":         "webhook default service",
 	".spec.serviceUser.userDomainName default":      "webhook default Default",
@@ -82,6 +81,7 @@ var justified = map[string]string{
 	".spec.deployment.tolerations extra":                "the seed's newer DeploymentSpec: NodePlacementSpec, inline",
 	".spec.deployment.affinity extra":                   "the seed's newer DeploymentSpec: NodePlacementSpec, inline",
 	".spec.serviceUser.applicationCredential extra":     "glance-krm's extension (optional), after RHOSO's glance-operator: the service user authenticates with an application credential",
+	".spec.imageCache.maintenanceResources extra":       "the seed's newer ImageCacheSpec: the cache-maintenance container's resources (its webhook at 177d145 checks them)",
 	".spec.jobs extra":                                  "the seed's newer GlanceSpec: JobSpec (resources, priorityClassName, placement) for the Jobs and CronJob",
 	".spec.autoscaling.behavior extra":                  "the seed's newer AutoscalingSpec: the HPA's behavior, copied as written",
 	".spec.autoscaling.targetCPUUtilization maximum":    "the seed's newer AutoscalingSpec has no maximum: above 100 is valid where a container may use more than it requests",
@@ -264,6 +264,7 @@ func TestNewerSeedMarkers(t *testing.T) {
 		{".spec.jobs.nodeSelector", "type", "object"},
 		{".spec.jobs.tolerations", "type", "array"},
 		{".spec.jobs.affinity.nodeAffinity", "type", "object"},
+		{".spec.imageCache.maintenanceResources.requests", "type", "object"},
 	}
 	for _, w := range want {
 		s, ok := ours[w.path]

@@ -1,10 +1,5 @@
 package v1alpha1
 
-import (
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-)
-
 // Defaults mirror the +kubebuilder:default markers on the types, so that the
 // function sees at build time exactly what the API server would store. A
 // test compares both.
@@ -49,12 +44,6 @@ func (g *Glance) Default() {
 	setIfZero(&s.Database.Replicas, 3)
 	setIfEmpty(&s.Database.StorageSize, "100Gi")
 	setIfZero(&s.Deployment.Replicas, 3)
-	if s.Deployment.Resources == nil {
-		s.Deployment.Resources = &corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("512Mi")},
-			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
-		}
-	}
 	if s.Logging == nil {
 		s.Logging = &LoggingSpec{}
 	}

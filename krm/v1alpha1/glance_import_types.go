@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -157,4 +158,10 @@ type ImageCacheSpec struct {
 	// MaintenanceInterval of the pruner and cleaner, at least 1m.
 	// +optional
 	MaintenanceInterval *metav1.Duration `json:"maintenanceInterval,omitempty"`
+
+	// MaintenanceResources of the cache-maintenance container (a 25m CPU
+	// request and 256Mi of memory as request and limit for what it leaves
+	// unnamed, the seed's sidecar defaults).
+	// +optional
+	MaintenanceResources *corev1.ResourceRequirements `json:"maintenanceResources,omitempty"`
 }

@@ -84,9 +84,8 @@ type GlanceSpec struct {
 	// ([keystone_authtoken] memcached_servers).
 	Cache CacheSpec `json:"cache"`
 
-	// Deployment holds the glance-api pods' knobs. Defaulted whole, as the
-	// seed operator's webhook does: replicas 3, requests 100m/512Mi,
-	// limits 500m/1Gi.
+	// Deployment holds the glance-api pods' knobs: replicas 3 when unset,
+	// the resources as DeploymentSpec.Resources says.
 	// +optional
 	// +kubebuilder:default={}
 	Deployment DeploymentSpec `json:"deployment,omitempty"`

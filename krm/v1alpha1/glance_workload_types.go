@@ -25,10 +25,12 @@ type DeploymentSpec struct {
 	// +kubebuilder:default=3
 	Replicas int32 `json:"replicas,omitempty"`
 
-	// Resources of the glance-api container (requests 100m/512Mi, limits
-	// 500m/1Gi when unset, the seed operator's defaults).
+	// Resources of the glance-api container. What it leaves unnamed
+	// follows the seed's newer defaults when the workload is generated
+	// (nothing is stored): a 70m CPU request and no CPU limit, and as
+	// memory request and limit 16Mi plus, per API process, 1Gi and 32Mi
+	// for each thread past the first.
 	// +optional
-	// +kubebuilder:default={requests: {cpu: "100m", memory: "512Mi"}, limits: {cpu: "500m", memory: "1Gi"}}
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
 	// TerminationGracePeriodSeconds of the pods (Kubernetes' 30 when unset).

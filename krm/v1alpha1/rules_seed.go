@@ -52,6 +52,9 @@ func ValidateSeedRules(g *Glance) field.ErrorList {
 	if j := s.Jobs; j != nil {
 		errs = append(errs, requestsWithinLimits(j.Resources, spec.Child("jobs", "resources"))...)
 	}
+	if c := s.ImageCache; c != nil {
+		errs = append(errs, requestsWithinLimits(c.MaintenanceResources, spec.Child("imageCache", "maintenanceResources"))...)
+	}
 	errs = append(errs, validateWorkload(s, spec)...)
 	if v := s.Deployment.VerticalAutoscaling; v != nil {
 		errs = append(errs, minWithinMax(v, spec.Child("deployment", "verticalAutoscaling"))...)

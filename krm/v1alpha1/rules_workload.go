@@ -38,12 +38,12 @@ func validateWorkload(s *GlanceSpec, spec *field.Path) field.ErrorList {
 	}
 	if a := s.Autoscaling; a != nil {
 		errs = append(errs, targetRequests(a, s.Deployment.Resources, spec.Child("deployment", "resources"))...)
-		if s.ImageCache == nil {
-			// The cache-maintenance container's memory may go past its
-			// request fourfold, so the pod's ceiling is not the API
-			// container's alone (the seed counts the sidecar in too).
-			errs = append(errs, targetsReachable(a, s.Deployment.Resources, spec.Child("autoscaling"))...)
+		pod := []corev1.ResourceRequirements{s.APIResources()}
+		if s.ImageCache != nil {
+			errs = append(errs, targetRequests(a, s.ImageCache.MaintenanceResources, spec.Child("imageCache", "maintenanceResources"))...)
+			pod = append(pod, s.MaintenanceResources())
 		}
+		errs = append(errs, targetsReachable(a, pod, spec.Child("autoscaling"))...)
 		if a.Behavior != nil {
 			errs = append(errs, behavior(a.Behavior, spec.Child("autoscaling", "behavior"))...)
 		}
@@ -134,23 +134,31 @@ func targetRequests(a *AutoscalingSpec, r *corev1.ResourceRequirements, path *fi
 	return errs
 }
 
-// targetsReachable refuses a target above 100 that the API container's
-// limit keeps the pod from reaching: its usage cannot pass limit/request.
-// A container without a limit (or without a request to compare it with)
-// is not bounded.
-func targetsReachable(a *AutoscalingSpec, r *corev1.ResourceRequirements, path *field.Path) field.ErrorList {
-	if r == nil {
-		return nil
-	}
+// targetsReachable refuses a target above 100 that the pod can never
+// reach: each container's usage stops at its limit, limit/request of its
+// request (as generated, with the defaults; a limit named alone is its
+// request too), so the pod's stops at the largest of them. A container
+// without a limit is not bounded, and neither is the pod.
+func targetsReachable(a *AutoscalingSpec, pod []corev1.ResourceRequirements, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, t := range hpaTargets(a) {
-		req, hasReq := r.Requests[t.name]
-		limit, hasLimit := r.Limits[t.name]
-		if t.target <= 100 || !hasLimit || !hasReq || req.Sign() <= 0 {
+		if t.target <= 100 {
 			continue
 		}
-		ceiling := limit.MilliValue() * 100 / req.MilliValue()
-		if int64(t.target) > ceiling {
+		ceiling, bounded := int64(0), true
+		for _, r := range pod {
+			limit, hasLimit := r.Limits[t.name]
+			req, hasReq := r.Requests[t.name]
+			if !hasReq {
+				req = limit
+			}
+			if !hasLimit || req.Sign() <= 0 {
+				bounded = false
+				break
+			}
+			ceiling = max(ceiling, limit.MilliValue()*100/req.MilliValue())
+		}
+		if bounded && int64(t.target) > ceiling {
 			errs = append(errs, field.Invalid(path.Child(t.field), t.target, fmt.Sprintf(
 				"%s %d can never be reached: no container of the API pod can use more than %d%% of its %s request, because its %s limit caps it there; set a %s limit above the request, or a target of at most %d",
 				t.field, t.target, ceiling, t.name, t.name, t.name, ceiling)))

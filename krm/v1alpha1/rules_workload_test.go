@@ -55,6 +55,13 @@ func TestWorkloadRules(t *testing.T) {
 			"spec.deployment.resources.limits.memory", "without a request the API server copies the limit into the request"},
 		"a memory target the limit keeps out of reach": {GlanceSpec{Autoscaling: memTarget(150), Deployment: DeploymentSpec{Resources: res("1Gi", "1Gi")}},
 			"spec.autoscaling.targetMemoryUtilization", "targetMemoryUtilization 150 can never be reached: no container of the API pod can use more than 100% of its memory request"},
+		"a memory target above 100 over the default memory, request and limit alike (the seed's invalid-cr 36)": {GlanceSpec{Autoscaling: memTarget(150)},
+			"spec.autoscaling.targetMemoryUtilization", "can use more than 100% of its memory request"},
+		"a memory target past every container's ceiling, the sidecar's included": {GlanceSpec{Autoscaling: memTarget(450), Deployment: DeploymentSpec{Resources: res("512Mi", "1Gi")},
+			ImageCache: &ImageCacheSpec{MaintenanceResources: res("64Mi", "256Mi")}},
+			"spec.autoscaling.targetMemoryUtilization", "more than 400% of its memory request"},
+		"a zero cache-maintenance request under a memory target": {GlanceSpec{Autoscaling: memTarget(80), ImageCache: &ImageCacheSpec{MaintenanceResources: res("0", "")}},
+			"spec.imageCache.maintenanceResources.requests.memory", "memory request must be greater than zero while targetMemoryUtilization is set"},
 		"a stabilization window above 3600": {GlanceSpec{Autoscaling: rules(autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To(int32(3601))})},
 			"spec.autoscaling.behavior.scaleDown.stabilizationWindowSeconds", MsgBehaviorWindow},
 		"an unknown select policy": {GlanceSpec{Autoscaling: rules(autoscalingv2.HPAScalingRules{SelectPolicy: ptr.To(autoscalingv2.ScalingPolicySelect("Most"))})},
@@ -89,5 +96,15 @@ func TestWorkloadRules(t *testing.T) {
 	}
 	if errs := validateWorkload(&within, field.NewPath("spec")); len(errs) > 0 {
 		t.Errorf("a spec within every rule: %v", errs)
+	}
+	for name, s := range map[string]GlanceSpec{
+		"a CPU target above 100 over the defaults (no CPU limit)": {Autoscaling: &AutoscalingSpec{MaxReplicas: 3, TargetCPUUtilization: ptr.To(int32(400))}},
+		"a memory target the sidecar reaches though the API container cannot": {Autoscaling: memTarget(300), Deployment: DeploymentSpec{Resources: res("1Gi", "1Gi")},
+			ImageCache: &ImageCacheSpec{MaintenanceResources: res("64Mi", "256Mi")}},
+		"a memory target over an API container without a memory limit": {Autoscaling: memTarget(300), Deployment: DeploymentSpec{Resources: res("1Gi", "")}, ImageCache: &ImageCacheSpec{}},
+	} {
+		if errs := validateWorkload(&s, field.NewPath("spec")); len(errs) > 0 {
+			t.Errorf("%s: %v", name, errs)
+		}
 	}
 }

@@ -148,6 +148,9 @@ func (s *scenario) prepare(t *testing.T) {
 			"bucket: glance-images\n", "bucket: "+bucket(r, 1)+"\n",
 		).Replace(string(b)))
 	})
+	if r.name == defaultsRelease && r.id == "" {
+		s.edit(t, nodeResources, "")
+	}
 	if s.keystone != nil {
 		// Keystone's region (its bootstrap's), which authtoken's catalog
 		// lookups then use whatever a packaged glance-api.conf says.
@@ -182,6 +185,9 @@ func (s *scenario) deploy(t *testing.T) {
 		t.Fatal(err)
 	}
 	pulledByDigest(t, s.n, s.ns, "app.kubernetes.io/instance=glance,app.kubernetes.io/component=api", v1alpha1.CredentialsContainer, ours.fn)
+	if r.name == defaultsRelease && r.id == "" {
+		s.seedDefaultsRun(t)
+	}
 	s.contract(t, objects)
 	// A new database: db-sync made it whole (db sync), so db-contract,
 	// which runs while the pods serve, has nothing left to drop.
@@ -200,6 +206,42 @@ func (s *scenario) deploy(t *testing.T) {
 			b.dbSync = j.Status.CompletionTime.Sub(j.Status.StartTime.Time)
 		}
 	})
+}
+
+// defaultsRelease is the release whose Glance runs with the seed's newer
+// resource defaults instead of examples/node's small figures: uWSGI's 2 ×
+// 16 threads, the largest default memory glance-krm generates.
+const defaultsRelease = "2026.2"
+
+// nodeResources is examples/node's resources block.
+const nodeResources = "    resources:\n      requests: {cpu: 100m, memory: 256Mi}\n      limits: {memory: 1Gi}\n"
+
+// seedDefaultsRun checks that the running API pod and the db-sync pod
+// carry the seed's defaults (krm/v1alpha1/resources.go): the API
+// scheduled, started and became Available with them, and db-sync
+// completed inside 368Mi.
+func (s *scenario) seedDefaultsRun(t *testing.T) {
+	t.Helper()
+	want := map[string]string{
+		"pods/app.kubernetes.io/instance=glance,app.kubernetes.io/component=api": "70m 3024Mi  3024Mi",
+		"pods/app.kubernetes.io/component=db-sync":                                "70m 368Mi  368Mi",
+	}
+	for sel, w := range want {
+		out, err := s.n.Kubectl(nil, "-n", s.ns, "get", "pods", "-l", strings.TrimPrefix(sel, "pods/"), "-o",
+			`jsonpath={range .items[*].spec.containers[0]}{.resources.requests.cpu} {.resources.requests.memory} {.resources.limits.cpu} {.resources.limits.memory}{"\n"}{end}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimSpace(string(out)) == "" {
+			t.Errorf("%s: no pod", sel)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if line != w {
+				t.Errorf("%s: resources %q (CPU request, memory request, CPU limit, memory limit), want the seed's defaults %q", sel, line, w)
+			}
+		}
+	}
+	t.Logf("%s: the API pod Available and db-sync Complete with the seed's default resources (2 × 16 threads: 3024Mi)", s.rel.name)
 }
 
 // noKeystone is what examples/node configures for a node without Keystone.

@@ -91,8 +91,12 @@ func deployment(g *v1alpha1.Glance, api v1alpha1.GlanceAPISpec) *appsv1.Deployme
 // The probes ask glance's /healthcheck with explicit timeouts: an answer
 // needs a free worker (an eventlet green thread, a uWSGI thread), so a
 // pod busy with long transfers answers late, not never. Liveness gives
-// it a minute before a restart, which would cut every transfer.
+// it a minute before a restart, which would cut every transfer. The
+// startup probe holds liveness off for up to five minutes of a cold start
+// (the seed's newer figures: its glance-api took 66 to 90 s to start on a
+// busy node), so a slow start is waited for, not restarted.
 var (
+	startupProbe   = probeTiming{period: 10, timeout: 8, failures: 30}
 	livenessProbe  = probeTiming{initialDelay: 15, period: 20, timeout: 10, failures: 3}
 	readinessProbe = probeTiming{initialDelay: 10, period: 10, timeout: 10, failures: 3}
 )
@@ -114,8 +118,9 @@ func apiContainer(g *v1alpha1.Glance) corev1.Container {
 		Image:           s.Image.Ref(),
 		Command:         launchCommand(s),
 		Ports:           []corev1.ContainerPort{{Name: "glance-api", ContainerPort: v1alpha1.APIPort}},
-		Resources:       ptr.Deref(s.Deployment.Resources, corev1.ResourceRequirements{}),
+		Resources:       s.APIResources(),
 		SecurityContext: restricted(),
+		StartupProbe:    startupProbe.probe(),
 		LivenessProbe:   livenessProbe.probe(),
 		ReadinessProbe:  readinessProbe.probe(),
 		Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{
@@ -249,10 +254,7 @@ func cacheMaintenance(g *v1alpha1.Glance) corev1.Container {
 		Image:           g.Spec.Image.Ref(),
 		Command:         []string{"/bin/sh", "-u", "-c", script},
 		SecurityContext: restricted(),
-		Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("25m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
-			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
-		},
+		Resources:       g.Spec.MaintenanceResources(),
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: v1alpha1.VolumeConfig, MountPath: v1alpha1.MountConfigDir, ReadOnly: true},
 			{Name: "image-cache", MountPath: v1alpha1.PodImageCacheDir},

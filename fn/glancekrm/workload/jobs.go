@@ -165,9 +165,9 @@ func jobPod(g *v1alpha1.Glance, pod corev1.PodSpec) corev1.PodSpec {
 	case d.Affinity != nil && d.Affinity.NodeAffinity != nil:
 		pod.Affinity = &corev1.Affinity{NodeAffinity: d.Affinity.NodeAffinity.DeepCopy()}
 	}
-	if j.Resources != nil {
-		for i := range pod.Containers {
-			pod.Containers[i].Resources = *j.Resources.DeepCopy()
+	for _, cs := range [][]corev1.Container{pod.InitContainers, pod.Containers} {
+		for i := range cs {
+			cs[i].Resources = g.Spec.JobResources()
 		}
 	}
 	return pod

@@ -27,13 +27,20 @@ func TestJobPodFollowsTheDeployment(t *testing.T) {
 		},
 	}
 	limits := &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
+	// A memory limit named alone stays alone; the CPU gets the request.
+	limitsDefaulted := corev1.ResourceRequirements{Limits: limits.Limits, Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("70m")}}
+	seedDefaults := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("70m"), corev1.ResourceMemory: resource.MustParse("368Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("368Mi")}}
 	for name, c := range map[string]struct {
 		jobs *v1alpha1.JobSpec
 		want corev1.PodSpec
 	}{
-		"no spec.jobs: the Deployment's priority and placement, its nodeAffinity only": {
+		"no spec.jobs: the Deployment's priority and placement, its nodeAffinity only, the seed's 70m and 368Mi on every container": {
 			want: corev1.PodSpec{PriorityClassName: "openstack-high", NodeSelector: map[string]string{"disk": "ssd"},
-				Tolerations: deployment.Tolerations, Affinity: &corev1.Affinity{NodeAffinity: nodeAffinity}},
+				Tolerations: deployment.Tolerations, Affinity: &corev1.Affinity{NodeAffinity: nodeAffinity},
+				InitContainers: []corev1.Container{{Name: "i", Resources: seedDefaults}},
+				Containers:     []corev1.Container{{Name: "a", Resources: seedDefaults}, {Name: "b", Resources: seedDefaults}}},
 		},
 		"empty values opt out": {
 			jobs: &v1alpha1.JobSpec{PriorityClassName: ptr.To(""), NodePlacementSpec: v1alpha1.NodePlacementSpec{
@@ -45,13 +52,15 @@ func TestJobPodFollowsTheDeployment(t *testing.T) {
 				NodePlacementSpec: v1alpha1.NodePlacementSpec{NodeSelector: map[string]string{"pool": "jobs"}}},
 			want: corev1.PodSpec{PriorityClassName: "batch", NodeSelector: map[string]string{"pool": "jobs"},
 				Tolerations: deployment.Tolerations, Affinity: &corev1.Affinity{NodeAffinity: nodeAffinity},
-				Containers: []corev1.Container{{Name: "a", Resources: *limits}, {Name: "b", Resources: *limits}}},
+				InitContainers: []corev1.Container{{Name: "i", Resources: limitsDefaulted}},
+				Containers:     []corev1.Container{{Name: "a", Resources: limitsDefaulted}, {Name: "b", Resources: limitsDefaulted}}},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := &v1alpha1.Glance{Spec: v1alpha1.GlanceSpec{Deployment: deployment, Jobs: c.jobs}}
 			var in corev1.PodSpec
 			if c.want.Containers != nil {
+				in.InitContainers = []corev1.Container{{Name: "i"}}
 				in.Containers = []corev1.Container{{Name: "a"}, {Name: "b"}}
 			}
 			if diff := cmp.Diff(c.want, jobPod(g, in)); diff != "" {
