@@ -147,7 +147,7 @@ deps-node:
 
 ## e2e-node: what glance-krm generates, on a real single-node cluster the
 ## test starts and tears down (kubelet, containerd, kube-proxy, CoreDNS,
-## metrics-server, kube-router enforcing NetworkPolicies; the controller in
+## metrics-server, the VPA recommender, kube-router enforcing NetworkPolicies; the controller in
 ## the cluster): the plain-kubectl door, the store drain behind Keystone,
 ## and Argo CD (upstream's headless install with glance-krm's plugin
 ## sidecar) and Flux (source-controller, kustomize-controller) each syncing
@@ -155,6 +155,7 @@ deps-node:
 ## engines come unpacked from GLANCE_KRM_GITOPS_TOOLS where it names
 ## prebuilt ones, else built from the Go module proxy: hack/gitops-assets.sh)
 NODE_ENV = GLANCE_KRM_NODE_ASSETS="$$(CACHE=$(CACHE) bash hack/node-assets.sh)" \
+	GLANCE_KRM_VPA_RECOMMENDER="$$(CACHE=$(CACHE) bash hack/vpa-assets.sh)" \
 	GLANCE_KRM_GITOPS_ASSETS="$$(CACHE=$(CACHE) bash hack/gitops-assets.sh)" \
 	$(ROOTFS_NODE) $(call rootfs_var,gitops,GITOPS)
 e2e-node: build image $(KUSTOMIZE) $(VERSITYGW) deps-node rootfs

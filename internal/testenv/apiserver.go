@@ -85,7 +85,14 @@ func GatewayAPICRD() (string, error) {
 // autoscaler ships (deploy/vpa-v1-crd-gen.yaml), from the module whose Go
 // types the function generates the VPA with.
 func VPACRD() (string, error) {
-	return moduleFile("k8s.io/autoscaler/vertical-pod-autoscaler", "deploy", "vpa-v1-crd-gen.yaml")
+	return VPAManifest("vpa-v1-crd-gen.yaml")
+}
+
+// VPAManifest is a file of that module's deploy/: its CRDs, its RBAC
+// (vpa-rbac.yaml), the recommender's Deployment
+// (recommender-deployment.yaml).
+func VPAManifest(name string) (string, error) {
+	return moduleFile("k8s.io/autoscaler/vertical-pod-autoscaler", "deploy", name)
 }
 
 // moduleFile is a file of a module of go.mod, in the module cache.

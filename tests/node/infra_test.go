@@ -217,3 +217,22 @@ func makeBuckets(t *testing.T, c *minio.Client, buckets ...string) {
 //
 //go:embed testdata/infra/infra.yaml
 var infraManifests string
+
+// installVPARecommender runs the VerticalPodAutoscaler's recommender
+// (hack/vpa-assets.sh built it from the module go.mod pins) with
+// upstream's CRDs, RBAC and Deployment from that module.
+func installVPARecommender(t *testing.T, n *node.Node) {
+	t.Helper()
+	binary := testenv.Env(t, "GLANCE_KRM_VPA_RECOMMENDER", "make e2e-node")
+	var files []string
+	for _, name := range []string{"vpa-v1-crd-gen.yaml", "vpa-rbac.yaml", "recommender-deployment.yaml"} {
+		path, err := testenv.VPAManifest(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, string(readFile(t, path)))
+	}
+	if err := n.InstallVPARecommender(node.Cache(), binary, files[0], files[1], files[2]); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -128,6 +128,9 @@ func TestNode(t *testing.T) {
 	if err := n.InstallMetricsServer(node.Cache()); err != nil {
 		t.Fatal(err)
 	}
+	if slices.ContainsFunc(door, func(r release) bool { return r.name == defaultsRelease }) {
+		installVPARecommender(t, n)
+	}
 	var repo *gitRepo
 	if runs("argocd") {
 		repo = newGitRepo(t)

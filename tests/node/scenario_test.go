@@ -3,6 +3,7 @@
 package node_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"k8s.io/apimachinery/pkg/api/resource"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -90,7 +92,11 @@ func (s *scenario) run() {
 	s.check("both stores listed through the Service, the default flagged", false, s.listStores)
 	s.check("uploads land in each store's bucket and download byte-identical", false, s.uploads)
 	s.check("the controller writes Ready, BackendsReady and DatabaseReady (from the completed Jobs) on the live objects", false, s.controllerReady)
-	s.check("the autoscaler computes: ScalingActive=True", false, s.autoscaler)
+	if s.seedDefaults() {
+		s.check("the VPA recommender recommends glance-api's requests within the Glance's bounds", false, s.vpaRecommends)
+	} else {
+		s.check("the autoscaler computes: ScalingActive=True", false, s.autoscaler)
+	}
 	s.check("8 long downloads and 8 long uploads at once: probes pass, no restart", false, s.underLoad)
 	s.check("a store's credentials Secret deleted: CredentialsReady=False names it", false, s.credentialsDeleted)
 	// One rollout (pod starts are what a two-core node has least of)
@@ -148,8 +154,12 @@ func (s *scenario) prepare(t *testing.T) {
 			"bucket: glance-images\n", "bucket: "+bucket(r, 1)+"\n",
 		).Replace(string(b)))
 	})
-	if r.name == defaultsRelease && r.id == "" {
+	if s.seedDefaults() {
+		// The seed's defaults, and its VPA in place of the HPA (the two
+		// are refused together).
 		s.edit(t, nodeResources, "")
+		s.edit(t, nodeAutoscaling, "")
+		s.edit(t, "  deployment:\n", "  deployment:\n"+nodeVPA)
 	}
 	if s.keystone != nil {
 		// Keystone's region (its bootstrap's), which authtoken's catalog
@@ -185,7 +195,7 @@ func (s *scenario) deploy(t *testing.T) {
 		t.Fatal(err)
 	}
 	pulledByDigest(t, s.n, s.ns, "app.kubernetes.io/instance=glance,app.kubernetes.io/component=api", v1alpha1.CredentialsContainer, ours.fn)
-	if r.name == defaultsRelease && r.id == "" {
+	if s.seedDefaults() {
 		s.seedDefaultsRun(t)
 	}
 	s.contract(t, objects)
@@ -213,8 +223,48 @@ func (s *scenario) deploy(t *testing.T) {
 // 16 threads, the largest default memory glance-krm generates.
 const defaultsRelease = "2026.2"
 
-// nodeResources is examples/node's resources block.
-const nodeResources = "    resources:\n      requests: {cpu: 100m, memory: 256Mi}\n      limits: {memory: 1Gi}\n"
+// seedDefaults tells whether this is the kubectl door's Glance that runs
+// the seed's defaults and VPA.
+func (s *scenario) seedDefaults() bool { return s.rel.name == defaultsRelease && s.rel.id == "" }
+
+// nodeResources and nodeAutoscaling are examples/node's blocks;
+// nodeVPA the seed's verticalAutoscaling, recommending only.
+const (
+	nodeResources   = "    resources:\n      requests: {cpu: 100m, memory: 256Mi}\n      limits: {memory: 1Gi}\n"
+	nodeAutoscaling = "  autoscaling:\n    minReplicas: 1\n    maxReplicas: 1\n    targetCPUUtilization: 80\n"
+	nodeVPA         = "    verticalAutoscaling:\n      updateMode: \"Off\"\n      minAllowed: {cpu: 50m, memory: 256Mi}\n      maxAllowed: {cpu: \"2\", memory: 4Gi}\n"
+)
+
+// vpaRecommends waits until the VerticalPodAutoscaler recommender, from
+// metrics-server's samples of the running pod, writes a recommendation
+// for both containers' kinds the seed's VPA names ("*"): glance-api's
+// CPU and memory, within minAllowed and maxAllowed.
+func (s *scenario) vpaRecommends(t *testing.T) {
+	vpa := schema.GroupVersionResource{Group: "autoscaling.k8s.io", Version: "v1", Resource: "verticalpodautoscalers"}
+	testenv.Eventually(t, 6*time.Minute, 5*time.Second, "VerticalPodAutoscaler glance recommends for glance-api", func() error {
+		u, err := dynamic.NewForConfigOrDie(s.n.Config).Resource(vpa).Namespace(s.ns).Get(context.Background(), "glance", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		recs, _, _ := unstructured.NestedSlice(u.Object, "status", "recommendation", "containerRecommendations")
+		for _, r := range recs {
+			m, _ := r.(map[string]any)
+			if m["containerName"] != v1alpha1.GlanceAPIContainer {
+				continue
+			}
+			target, _, _ := unstructured.NestedStringMap(m, "target")
+			cpu, mem := resource.MustParse(cmp.Or(target["cpu"], "0")), resource.MustParse(cmp.Or(target["memory"], "0"))
+			if cpu.Cmp(resource.MustParse("50m")) < 0 || cpu.Cmp(resource.MustParse("2")) > 0 ||
+				mem.Cmp(resource.MustParse("256Mi")) < 0 || mem.Cmp(resource.MustParse("4Gi")) > 0 {
+				return fmt.Errorf("glance-api's target %v is outside minAllowed and maxAllowed", target)
+			}
+			t.Logf("the recommender's target for glance-api: cpu %s, memory %s (requests as generated: 70m, 3024Mi)", target["cpu"], target["memory"])
+			return nil
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		return fmt.Errorf("no recommendation for glance-api yet; conditions %v", conds)
+	})
+}
 
 // seedDefaultsRun checks that the running API pod and the db-sync pod
 // carry the seed's defaults (krm/v1alpha1/resources.go): the API

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
 
@@ -40,12 +41,17 @@ func (n *Node) Apply(manifests string) error {
 
 // binaryImage is an image of one static program of the assets at /name.
 func (n *Node) binaryImage(cache, name string, extra map[string]File) (string, string, error) {
-	key, err := fileKey(n.assets.bin(name))
+	return programImage(cache, name, n.assets.bin(name), extra)
+}
+
+// programImage is an image of the static program at path, as /name.
+func programImage(cache, name, path string, extra map[string]File) (string, string, error) {
+	key, err := fileKey(path)
 	if err != nil {
 		return "", "", err
 	}
 	ref := "localhost/glance-krm-node/" + name + ":" + key
-	files := map[string]File{"/" + name: {From: n.assets.bin(name), Mode: 0o755}}
+	files := map[string]File{"/" + name: {From: path, Mode: 0o755}}
 	for k, v := range extra {
 		files[k] = v
 	}
@@ -98,6 +104,33 @@ func (n *Node) InstallMetricsServer(cache string) error {
 		return err
 	}
 	return n.WaitAvailable("kube-system", "metrics-server", 2*time.Minute)
+}
+
+// InstallVPARecommender runs the VerticalPodAutoscaler's recommender
+// (the program at binary) from upstream's manifests, its CRDs first, then
+// its RBAC and Deployment with the image replaced, and waits until it is
+// Available. It recommends from metrics-server's pod metrics.
+func (n *Node) InstallVPARecommender(cache, binary, crds, rbac, deployment string) error {
+	ref, archive, err := programImage(cache, "vpa-recommender", binary, nil)
+	if err != nil {
+		return err
+	}
+	if err := n.Import(archive); err != nil {
+		return err
+	}
+	for _, m := range []string{crds, rbac} {
+		if err := n.Apply(m); err != nil {
+			return err
+		}
+	}
+	d := regexp.MustCompile(`(?m)^(\s*image:\s*).*vpa-recommender:.*$`).ReplaceAllString(deployment, "${1}"+ref)
+	if !strings.Contains(d, ref) {
+		return fmt.Errorf("the recommender's Deployment names no vpa-recommender image to replace")
+	}
+	if err := n.Apply(d); err != nil {
+		return err
+	}
+	return n.WaitAvailable("kube-system", "vpa-recommender", 2*time.Minute)
 }
 
 // WaitAvailable waits for a Deployment's Available condition.
