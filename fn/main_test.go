@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/c5c3/glance-krm/fn/glancekrm"
 )
 
 func TestRunExitCodes(t *testing.T) {
@@ -40,7 +42,7 @@ func TestRunExitCodes(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := filter(strings.NewReader(tc.in), &stdout, &stderr)
+			code := glancekrm.Filter(strings.NewReader(tc.in), &stdout, &stderr)
 			if code != tc.code {
 				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.code, stderr.String())
 			}

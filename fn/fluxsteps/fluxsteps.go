@@ -1,8 +1,11 @@
-package main
+// Package fluxsteps is what the Flux door runs before Flux: flux-steps and
+// keep-history (docs/doors.md, "Flux").
+package fluxsteps
 
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -21,7 +24,7 @@ const (
 	legacyHeader = "# Written by glance-krm's hack/flux-prerender.sh"
 )
 
-// fluxSteps is the pre-render step for Flux (hack/flux-prerender.sh): a
+// Command is the pre-render step for Flux (hack/flux-prerender.sh): a
 // kustomize build of an overlay running glance-krm on stdin; into DIR,
 // one folder per wave (glancekrm.FluxSteps), each holding the objects of
 // its wave in resources.yaml and a kustomization.yaml naming it, for a
@@ -30,7 +33,7 @@ const (
 // (glancekrm.KeepHistory), into the first folder with the rest of the
 // rendered files. The single folder an earlier version wrote into DIR is
 // read as the previous run and removed.
-func fluxSteps(args []string, stdin io.Reader, stderr io.Writer) int {
+func Command(args []string, stdin io.Reader, _ io.Writer, stderr io.Writer) int {
 	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprintln(stderr, "usage: glance-krm-fn flux-steps DIR < build.yaml")
 		return 2
@@ -145,4 +148,39 @@ func writeFile(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// KeepHistoryCommand is the pre-render step for Flux (README, "Flux"): a
+// kustomize build's output on stdin, the output with the rendered copies
+// of --previous carried over on stdout (glancekrm.KeepHistory).
+func KeepHistoryCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("keep-history", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	previous := fs.String("previous", "", "what keep-history wrote last time (a missing file is a first run)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	var prev []byte
+	var err error
+	if *previous != "" {
+		if prev, err = os.ReadFile(*previous); err != nil && !os.IsNotExist(err) {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+	}
+	cur, err := io.ReadAll(stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: reading stdin: %v\n", glancekrm.Name, err)
+		return 1
+	}
+	out, err := glancekrm.KeepHistory(prev, cur)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: keep-history: %v\n", glancekrm.Name, err)
+		return 1
+	}
+	if _, err := stdout.Write(out); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
 }

@@ -1,4 +1,4 @@
-package main
+package fluxsteps
 
 import (
 	"bytes"
@@ -11,8 +11,8 @@ import (
 // Two successive renders of one Glance (examples/several-apis): moving
 // the stores renames rendered copies the first render's pods mount.
 const (
-	firstRender  = "../examples/several-apis/.expected/1-add-api.yaml"
-	secondRender = "../examples/several-apis/.expected/2-move-stores.yaml"
+	firstRender  = "../../examples/several-apis/.expected/1-add-api.yaml"
+	secondRender = "../../examples/several-apis/.expected/2-move-stores.yaml"
 )
 
 func runSteps(t *testing.T, dir, build string) (int, string) {
@@ -22,7 +22,7 @@ func runSteps(t *testing.T, dir, build string) (int, string) {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	code := fluxSteps([]string{dir}, bytes.NewReader(in), &stderr)
+	code := Command([]string{dir}, bytes.NewReader(in), nil, &stderr)
 	return code, stderr.String()
 }
 
@@ -109,13 +109,13 @@ func TestFluxStepsLeavesAForeignFolderAlone(t *testing.T) {
 func TestFluxStepsFailsWhole(t *testing.T) {
 	var stderr bytes.Buffer
 	for _, args := range [][]string{nil, {"a", "b"}, {"-x"}} {
-		if code := fluxSteps(args, strings.NewReader(""), &stderr); code != 2 {
+		if code := Command(args, strings.NewReader(""), nil, &stderr); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "out")
 	stderr.Reset()
-	code := fluxSteps([]string{dir}, strings.NewReader("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n- not an object\n"), &stderr)
+	code := Command([]string{dir}, strings.NewReader("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n- not an object\n"), nil, &stderr)
 	if code != 1 || !strings.Contains(stderr.String(), "document 2") {
 		t.Errorf("exit %d, %q: want 1 naming document 2", code, stderr.String())
 	}
