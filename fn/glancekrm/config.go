@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/c5c3/glance-krm/fn/glancekrm/decode"
 	"github.com/c5c3/glance-krm/fn/glancekrm/kimages"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
@@ -44,28 +44,21 @@ type config struct {
 }
 
 // configFields are the options by name, as spec.<name> of a
-// RenderGlanceConfig or data.<name> of a ConfigMap.
+// RenderGlanceConfig or data.<name> of a ConfigMap (decode.ConfigSpec).
 var configFields = []string{"credentialsImage", "workloads"}
 
-// readConfig reads the functionConfig and reports every field it does not
-// understand: a misspelt option silently ignored would be a setting lost.
+// readConfig decodes the functionConfig strictly (decode.Config) and
+// reports every field it does not understand: a misspelt option silently
+// ignored would be a setting lost.
 func readConfig(fc *fn.KubeObject) (config, fn.Results) {
 	c := config{credentialsImage: DefaultCredentialsImage, generate: true}
 	if fc == nil || (fc.GetKind() == "" && fc.GetAPIVersion() == "") {
 		return c, nil
 	}
-	rn := fc.CopyToResourceNode()
 	var section string
-	var bad []string
 	switch {
 	case fc.GetAPIVersion() == ConfigAPIVersion && fc.GetKind() == ConfigKind:
 		section = "spec"
-		top, _ := rn.Fields()
-		for _, f := range top {
-			if !slices.Contains([]string{"apiVersion", "kind", "metadata", "spec"}, f) {
-				bad = append(bad, f)
-			}
-		}
 	case fc.GetAPIVersion() == "v1" && fc.GetKind() == "ConfigMap":
 		section = "data"
 	default:
@@ -73,63 +66,33 @@ func readConfig(fc *fn.KubeObject) (config, fn.Results) {
 			"%s: functionConfig %s %s is not understood: use apiVersion %s, kind %s (or a ConfigMap under kpt)",
 			Name, fc.GetAPIVersion(), fc.GetKind(), ConfigAPIVersion, ConfigKind)}}
 	}
-	options := map[string]string{}
-	var notScalar []string
-	if m := rn.Field(section); m != nil {
-		if m.Value.YNode().Kind != yaml.MappingNode {
-			bad = append(bad, section)
-		}
-		_ = m.Value.VisitFields(func(f *yaml.MapNode) error {
-			k := f.Key.YNode().Value
-			if f.Value.YNode().Kind != yaml.ScalarNode {
-				if slices.Contains(configFields, k) {
-					notScalar = append(notScalar, section+"."+k)
-				} else {
-					bad = append(bad, section+"."+k)
-				}
-				return nil
-			}
-			options[k] = f.Value.YNode().Value
-			return nil
-		})
+	spec, problems, err := decode.Config(fc, section)
+	if err != nil {
+		return c, fn.Results{{Severity: fn.Error, Message: fmt.Sprintf("%s: functionConfig cannot be decoded: %v", Name, err)}}
 	}
-	prefix := section
-	var invalid fn.Results
-	for k, v := range options {
-		switch k {
-		case "credentialsImage":
-			if v == "" {
-				continue
-			}
-			if problem := v1alpha1.ImageReferenceProblem(v); problem != "" {
-				invalid = append(invalid, configError(prefix+"."+k, "the credentials init container's image "+problem))
-				continue
-			}
-			c.credentialsImage = v
-		case "workloads":
-			switch v {
-			case "generate", "":
-				c.generate = true
-			case "none":
-				c.generate = false
-			default:
-				invalid = append(invalid, configError(prefix+"."+k, fmt.Sprintf("%q is not supported: use generate (the default) or none", v)))
-			}
-		default:
-			bad = append(bad, prefix+"."+k)
-		}
-	}
-	slices.Sort(bad)
 	var rs fn.Results
-	for _, f := range bad {
+	for _, f := range slices.Sorted(slices.Values(problems.Unknown)) {
 		rs = append(rs, &fn.Result{Severity: fn.Error, Field: &fn.Field{Path: f}, Message: fmt.Sprintf(
-			"%s: functionConfig field %s is not understood (known: %s.%s)", Name, f, prefix, strings.Join(configFields, ", "+prefix+"."))})
+			"%s: functionConfig field %s is not understood (known: %s.%s)", Name, f, section, strings.Join(configFields, ", "+section+"."))})
 	}
-	for _, f := range notScalar {
-		rs = append(rs, configError(f, "must be a string"))
+	if problems.WrongType != "" {
+		rs = append(rs, configError(problems.WrongType, "must be a string"))
 	}
-	slices.SortFunc(invalid, func(a, b *fn.Result) int { return strings.Compare(a.Field.Path, b.Field.Path) })
-	return c, append(rs, invalid...)
+	if v := spec.CredentialsImage; v != "" {
+		if problem := v1alpha1.ImageReferenceProblem(v); problem != "" {
+			rs = append(rs, configError(section+".credentialsImage", "the credentials init container's image "+problem))
+		} else {
+			c.credentialsImage = v
+		}
+	}
+	switch spec.Workloads {
+	case "generate", "":
+	case "none":
+		c.generate = false
+	default:
+		rs = append(rs, configError(section+".workloads", fmt.Sprintf("%q is not supported: use generate (the default) or none", spec.Workloads)))
+	}
+	return c, rs
 }
 
 // configError is a known functionConfig field with a value it cannot take.
