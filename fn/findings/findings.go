@@ -35,6 +35,12 @@ type Finding struct {
 	File    string // relative to where the tool ran, "" when unknown
 	Line    int    // 1-based, 0 when unknown
 	Object  string // the object it is about: "Glance openstack/glance"
+
+	// What a KRM result of the function says besides (Results).
+	Ref        *Ref   // the object, nil for the run or the functionConfig
+	Field      string // the field path, "" for the whole object
+	Reason     string // the contract's Reason, when there is one
+	FieldError bool   // Message is a field error's own text, written as it is
 }
 
 // Tool names the program that found them.

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/c5c3/glance-krm/fn/findings"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
@@ -48,15 +49,11 @@ func s3Store(name string, isDefault bool, extra map[string]v1alpha1.OptionValue)
 	return b
 }
 
-// findings are the results as "<severity> <field>: <message part>".
-func findings(rs fn.Results) []string {
+// levels are the findings as "<level> <field>".
+func levels(fs []findings.Finding) []string {
 	var out []string
-	for _, r := range rs {
-		f := ""
-		if r.Field != nil {
-			f = r.Field.Path
-		}
-		out = append(out, string(r.Severity)+" "+f)
+	for _, f := range fs {
+		out = append(out, f.Level+" "+f.Field)
 	}
 	return out
 }
@@ -88,7 +85,7 @@ func TestCheckRelease(t *testing.T) {
 			if ok != c.ok {
 				t.Errorf("ok = %v, want %v", ok, c.ok)
 			}
-			if diff := cmp.Diff(c.want, findings(rs)); diff != "" {
+			if diff := cmp.Diff(c.want, levels(rs)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 			if c.message != "" && (len(rs) == 0 || !strings.Contains(rs[0].Message, c.message)) {
@@ -166,7 +163,7 @@ func TestCheckMetadef(t *testing.T) {
 			if ok != c.ok {
 				t.Errorf("ok = %v, want %v", ok, c.ok)
 			}
-			if diff := cmp.Diff(c.want, findings(rs)); diff != "" {
+			if diff := cmp.Diff(c.want, levels(rs)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 		})
@@ -184,7 +181,7 @@ func TestCheckChain(t *testing.T) {
 		"one default":    {stores: []*v1alpha1.GlanceBackend{s3Store("fast", true, nil), s3Store("slow", false, nil)}, valid: true},
 		"two defaults":   {stores: []*v1alpha1.GlanceBackend{s3Store("fast", true, nil), s3Store("slow", true, nil)}, rules: []string{"exactly-one-default"}},
 		"no default":     {stores: []*v1alpha1.GlanceBackend{s3Store("fast", false, nil)}, rules: []string{"exactly-one-default"}},
-		"a broken store": {stores: []*v1alpha1.GlanceBackend{s3Store("fast", true, nil)}, broken: []string{"slow"}, rules: []string{""}},
+		"a broken store": {stores: []*v1alpha1.GlanceBackend{s3Store("fast", true, nil)}, broken: []string{"slow"}, rules: []string{"backend-unreadable"}},
 		"an image reference a kubelet cannot pull": {stores: []*v1alpha1.GlanceBackend{s3Store("fast", true, nil)},
 			edit: func(s *v1alpha1.GlanceSpec) {
 				s.Image = v1alpha1.ImageSpec{Repository: "ghcr.io/c5c3:glance", Tag: "2025.2"}
@@ -198,7 +195,7 @@ func TestCheckChain(t *testing.T) {
 			edit: func(s *v1alpha1.GlanceSpec) {
 				s.ExtraConfig = map[string]v1alpha1.ConfigSection{"fast": {"s3_store_host": "x"}}
 			},
-			rules: []string{"", "release-catalog"}},
+			rules: []string{"extraconfig-store-section", "release-catalog"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ge := entry(t, "2025.2", c.edit, c.stores...)
@@ -209,8 +206,8 @@ func TestCheckChain(t *testing.T) {
 			}
 			var rules []string
 			for _, r := range rs {
-				if r.Severity == fn.Error {
-					rules = append(rules, r.Tags[tagRule])
+				if r.Level == findings.Error {
+					rules = append(rules, r.Rule)
 				}
 			}
 			if diff := cmp.Diff(c.rules, rules); diff != "" {
@@ -253,7 +250,7 @@ func TestCheckDebugLogsStoreKeys(t *testing.T) {
 			if !ok {
 				t.Error("a warning refused the Glance")
 			}
-			if diff := cmp.Diff(c.want, findings(rs)); diff != "" {
+			if diff := cmp.Diff(c.want, levels(rs)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 			for _, r := range rs {
@@ -284,7 +281,7 @@ func TestWorkersUnderUWSGI(t *testing.T) {
 			if !ok {
 				t.Error("a warning refused the Glance")
 			}
-			if diff := cmp.Diff(c.want, findings(rs)); diff != "" {
+			if diff := cmp.Diff(c.want, levels(rs)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 			for _, r := range rs {

@@ -3,8 +3,7 @@ package glancekrm
 import (
 	"fmt"
 
-	"github.com/kptdev/krm-functions-sdk/go/fn"
-
+	"github.com/c5c3/glance-krm/fn/findings"
 	"github.com/c5c3/glance-krm/fn/glancekrm/workload"
 )
 
@@ -15,9 +14,9 @@ import (
 // internal) would make both write one object, and whichever the engine
 // applies last would win. Both Glances get an error naming the object
 // and the other Glance.
-func clashes(glances []*glanceEntry, outs []output) fn.Results {
+func clashes(glances []*glanceEntry, outs []output) []findings.Finding {
 	owner := map[string]int{}
-	var results fn.Results
+	var results []findings.Finding
 	reported := map[[2]int]bool{}
 	for i, out := range outs {
 		for _, o := range out.added {
@@ -33,9 +32,9 @@ func clashes(glances []*glanceEntry, outs []output) fn.Results {
 			reported[[2]int{j, i}] = true
 			for _, pair := range [][2]int{{j, i}, {i, j}} {
 				ge, other := glances[pair[0]], glances[pair[1]]
-				results = append(results, withTag(objectResult(ge.obj, fn.Error, fmt.Sprintf(
-					"%s: Glance %s and Glance %s both render %s %s (the names glance-krm derives from one Glance's name are another's): rename one of the Glances",
-					Name, ge, other, o.GetKind(), o.GetName())), tagRule, "generated-names-unique"))
+				results = append(results, findings.About(ge.obj, findings.Error, "generated-names-unique", fmt.Sprintf(
+					"Glance %s and Glance %s both render %s %s (the names glance-krm derives from one Glance's name are another's): rename one of the Glances",
+					ge, other, o.GetKind(), o.GetName())))
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 
+	"github.com/c5c3/glance-krm/fn/findings"
 	"github.com/c5c3/glance-krm/fn/glancekrm/decode"
 	"github.com/c5c3/glance-krm/fn/glancekrm/kimages"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
@@ -50,7 +51,7 @@ var configFields = []string{"credentialsImage", "workloads"}
 // readConfig decodes the functionConfig strictly (decode.Config) and
 // reports every field it does not understand: a misspelt option silently
 // ignored would be a setting lost.
-func readConfig(fc *fn.KubeObject) (config, fn.Results) {
+func readConfig(fc *fn.KubeObject) (config, []findings.Finding) {
 	c := config{credentialsImage: DefaultCredentialsImage, generate: true}
 	if fc == nil || (fc.GetKind() == "" && fc.GetAPIVersion() == "") {
 		return c, nil
@@ -62,18 +63,18 @@ func readConfig(fc *fn.KubeObject) (config, fn.Results) {
 	case fc.GetAPIVersion() == "v1" && fc.GetKind() == "ConfigMap":
 		section = "data"
 	default:
-		return c, fn.Results{{Severity: fn.Error, Message: fmt.Sprintf(
-			"%s: functionConfig %s %s is not understood: use apiVersion %s, kind %s (or a ConfigMap under kpt)",
-			Name, fc.GetAPIVersion(), fc.GetKind(), ConfigAPIVersion, ConfigKind)}}
+		return c, []findings.Finding{findings.General(findings.Error, ruleConfig, fmt.Sprintf(
+			"functionConfig %s %s is not understood: use apiVersion %s, kind %s (or a ConfigMap under kpt)",
+			fc.GetAPIVersion(), fc.GetKind(), ConfigAPIVersion, ConfigKind))}
 	}
 	spec, problems, err := decode.Config(fc, section)
 	if err != nil {
-		return c, fn.Results{{Severity: fn.Error, Message: fmt.Sprintf("%s: functionConfig cannot be decoded: %v", Name, err)}}
+		return c, []findings.Finding{findings.General(findings.Error, ruleConfig, fmt.Sprintf("functionConfig cannot be decoded: %v", err))}
 	}
-	var rs fn.Results
+	var rs []findings.Finding
 	for _, f := range slices.Sorted(slices.Values(problems.Unknown)) {
-		rs = append(rs, &fn.Result{Severity: fn.Error, Field: &fn.Field{Path: f}, Message: fmt.Sprintf(
-			"%s: functionConfig field %s is not understood (known: %s.%s)", Name, f, section, strings.Join(configFields, ", "+section+"."))})
+		rs = append(rs, findings.General(findings.Error, ruleConfig, fmt.Sprintf(
+			"functionConfig field %s is not understood (known: %s.%s)", f, section, strings.Join(configFields, ", "+section+"."))).At(f))
 	}
 	if problems.WrongType != "" {
 		rs = append(rs, configError(problems.WrongType, "must be a string"))
@@ -95,7 +96,10 @@ func readConfig(fc *fn.KubeObject) (config, fn.Results) {
 	return c, rs
 }
 
+// ruleConfig is the rule of every functionConfig finding.
+const ruleConfig = "function-config"
+
 // configError is a known functionConfig field with a value it cannot take.
-func configError(path, msg string) *fn.Result {
-	return &fn.Result{Severity: fn.Error, Field: &fn.Field{Path: path}, Message: fmt.Sprintf("%s: functionConfig field %s: %s", Name, path, msg)}
+func configError(path, msg string) findings.Finding {
+	return findings.General(findings.Error, ruleConfig, fmt.Sprintf("functionConfig field %s: %s", path, msg)).At(path)
 }

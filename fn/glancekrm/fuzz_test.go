@@ -41,7 +41,7 @@ func FuzzProcess(f *testing.F) {
 		if perr != nil {
 			t.Fatalf("the function wrote output it cannot read back: %v", perr)
 		}
-		if err != nil || hasErrors(rl.Results) {
+		if err != nil || errorResults(rl.Results) {
 			return
 		}
 		rl.Results = nil

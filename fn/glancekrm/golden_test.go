@@ -44,8 +44,8 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkWording(t, rl.Results)
-			if failed != hasErrors(rl.Results) {
-				t.Errorf("function failed = %v, but error results present = %v", failed, hasErrors(rl.Results))
+			if failed != errorResults(rl.Results) {
+				t.Errorf("function failed = %v, but error results present = %v", failed, errorResults(rl.Results))
 			}
 			golden := filepath.Join(dir, "expected.yaml")
 			if *update {

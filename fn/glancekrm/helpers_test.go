@@ -184,3 +184,13 @@ func generatedInputOf(n, backends int, workloads bool) []byte {
 	}
 	return []byte(b.String())
 }
+
+// errorResults tells whether a result is an error.
+func errorResults(rs fn.Results) bool {
+	for _, r := range rs {
+		if r.Severity == fn.Error {
+			return true
+		}
+	}
+	return false
+}

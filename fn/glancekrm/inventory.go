@@ -9,6 +9,7 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/c5c3/glance-krm/fn/findings"
 	"github.com/c5c3/glance-krm/fn/glancekrm/decode"
 	"github.com/c5c3/glance-krm/fn/glancekrm/history"
 	"github.com/c5c3/glance-krm/fn/glancekrm/wire"
@@ -59,20 +60,20 @@ func (ge *glanceEntry) String() string { return v1alpha1.NamespacedName(ge.g.Nam
 
 // takeInventory decodes and validates every Glance and GlanceBackend,
 // attaches the backends and gives each workload to its Glance.
-func takeInventory(items fn.KubeObjects) (*inventory, fn.Results) {
+func takeInventory(items fn.KubeObjects) (*inventory, []findings.Finding) {
 	inv, results := collect(items)
 	results = append(results, inv.attach()...)
 	results = append(results, inv.claim()...)
 	return inv, results
 }
 
-func collect(items fn.KubeObjects) (*inventory, fn.Results) {
+func collect(items fn.KubeObjects) (*inventory, []findings.Finding) {
 	inv := &inventory{
 		byName: map[objKey]*glanceEntry{}, workloads: map[string][]*fn.KubeObject{},
 		configMaps: map[objKey]*fn.KubeObject{}, copies: map[history.Key]fn.KubeObjects{},
 		generatedBy: map[objKey]fn.KubeObjects{}, userObjects: map[string]bool{},
 	}
-	var results fn.Results
+	var results []findings.Finding
 	glances := map[objKey]*glanceEntry{}
 	seenBackends := map[objKey]*backendEntry{}
 	var broken []*fn.KubeObject
@@ -99,7 +100,7 @@ func collect(items fn.KubeObjects) (*inventory, fn.Results) {
 		}
 		if msg := decode.KindProblem(obj); msg != "" {
 			inv.seen = true
-			results = append(results, withTag(objectResult(obj, fn.Error, msg), tagRule, "kind"))
+			results = append(results, findings.About(obj, findings.Error, "kind", msg))
 			continue
 		}
 		gk := obj.GroupKind()
@@ -108,15 +109,15 @@ func collect(items fn.KubeObjects) (*inventory, fn.Results) {
 		}
 		inv.seen = true
 		if v := obj.GroupVersionKind().Version; v != v1alpha1.Version {
-			results = append(results, withTag(objectResult(obj, fn.Error, fmt.Sprintf(
-				"apiVersion %s is not served by %s; use %s", obj.GetAPIVersion(), Name, v1alpha1.APIVersion)), tagRule, "apiVersion"))
+			results = append(results, findings.About(obj, findings.Error, "apiVersion", fmt.Sprintf(
+				"apiVersion %s is not served by %s; use %s", obj.GetAPIVersion(), Name, v1alpha1.APIVersion)))
 			broken = append(broken, obj)
 			continue
 		}
 		if gk.Kind == v1alpha1.GlanceKind {
 			g, errs, ok := decode.Glance(obj)
 			if !ok {
-				results = append(results, fieldResults(obj, errs)...)
+				results = append(results, findings.Fields(obj, ruleSchema, errs)...)
 				continue
 			}
 			errs = decode.Dedupe(append(errs, v1alpha1.ValidateGlance(g)...))
@@ -125,7 +126,7 @@ func collect(items fn.KubeObjects) (*inventory, fn.Results) {
 				prev.valid = false
 				errs = append(errs, duplicate(v1alpha1.GlanceKind, g.Namespace, g.Name))
 			}
-			results = append(results, fieldResults(obj, errs)...)
+			results = append(results, findings.Fields(obj, ruleSchema, errs)...)
 			if _, dup := glances[key]; !dup {
 				glances[key] = &glanceEntry{obj: obj, g: g, valid: len(errs) == 0, names: append([]string{g.Name}, decode.PreviousNames(obj)...)}
 			}
@@ -133,7 +134,7 @@ func collect(items fn.KubeObjects) (*inventory, fn.Results) {
 		}
 		b, errs, ok := decode.Backend(obj)
 		if !ok {
-			results = append(results, fieldResults(obj, errs)...)
+			results = append(results, findings.Fields(obj, ruleSchema, errs)...)
 			broken = append(broken, obj)
 			continue
 		}
@@ -145,7 +146,7 @@ func collect(items fn.KubeObjects) (*inventory, fn.Results) {
 			prev.valid = false
 			errs = append(errs, duplicate(v1alpha1.GlanceBackendKind, b.Namespace, b.Name))
 		}
-		results = append(results, fieldResults(obj, errs)...)
+		results = append(results, findings.Fields(obj, ruleSchema, errs)...)
 		be := &backendEntry{obj: obj, b: b, valid: len(errs) == 0}
 		seenBackends[key] = be
 		inv.backends = append(inv.backends, be)
@@ -178,6 +179,10 @@ func collect(items fn.KubeObjects) (*inventory, fn.Results) {
 	return inv, results
 }
 
+// ruleSchema is the rule of what decoding and the API server's validation
+// find in one object.
+const ruleSchema = "schema"
+
 func duplicate(kind, ns, name string) *field.Error {
 	return field.Duplicate(field.NewPath("metadata", "name"), fmt.Sprintf(
 		"%s %s appears more than once in the input (a copied file not renamed?); each object identity may appear once", kind, v1alpha1.NamespacedName(ns, name)))
@@ -188,8 +193,8 @@ func duplicate(kind, ns, name string) *field.Error {
 // put the Glance in another build. A Glance that kustomize renamed earlier
 // in this build (namePrefix, nameSuffix) is found by its old name, and the
 // reference is updated to its new one, as kustomize's nameReference does.
-func (inv *inventory) attach() fn.Results {
-	var results fn.Results
+func (inv *inventory) attach() []findings.Finding {
+	var results []findings.Finding
 	for _, be := range inv.backends {
 		ref := be.b.Spec.GlanceRef.Name
 		if ref == "" {
@@ -199,16 +204,16 @@ func (inv *inventory) attach() fn.Results {
 			if ref != g.g.Name {
 				be.b.Spec.GlanceRef.Name = g.g.Name
 				if err := be.obj.SetNestedString(g.g.Name, "spec", "glanceRef", "name"); err != nil {
-					results = append(results, objectResult(be.obj, fn.Error, err.Error()))
+					results = append(results, findings.About(be.obj, findings.Error, "glance-ref", err.Error()))
 				}
 			}
 			g.backends = append(g.backends, be)
 			continue
 		}
 		if len(inv.glances) == 0 {
-			results = append(results, withTag(objectResult(be.obj, fn.Info, fmt.Sprintf(
-				"%s: %s: Glance %q is not in this input, so store %q is not rendered here; it is rendered by the build that holds the Glance",
-				Name, v1alpha1.ReasonWaitingForParent, ref, be.b.Name)), tagReason, v1alpha1.ReasonWaitingForParent))
+			results = append(results, findings.About(be.obj, findings.Note, ruleWaiting, fmt.Sprintf(
+				"%s: Glance %q is not in this input, so store %q is not rendered here; it is rendered by the build that holds the Glance",
+				v1alpha1.ReasonWaitingForParent, ref, be.b.Name)).Because(v1alpha1.ReasonWaitingForParent))
 			continue
 		}
 		// Other Glances are here: a typo is likelier than a split build.
@@ -216,19 +221,22 @@ func (inv *inventory) attach() fn.Results {
 		for _, g := range inv.glances {
 			names = append(names, g.String())
 		}
-		results = append(results, withField(withTag(objectResult(be.obj, fn.Warning, fmt.Sprintf(
-			"%s: %s: GlanceBackend %s names Glance %q, which is not in this input (Glances here: %s); store %q is not rendered. Fix spec.glanceRef.name if it is a typo; if the Glance is rendered by another build, ignore this",
-			Name, v1alpha1.ReasonWaitingForParent, v1alpha1.NamespacedName(be.b.Namespace, be.b.Name), ref, strings.Join(names, ", "), be.b.Name)),
-			tagReason, v1alpha1.ReasonWaitingForParent), "spec.glanceRef.name"))
+		results = append(results, findings.About(be.obj, findings.Warning, ruleWaiting, fmt.Sprintf(
+			"%s: GlanceBackend %s names Glance %q, which is not in this input (Glances here: %s); store %q is not rendered. Fix spec.glanceRef.name if it is a typo; if the Glance is rendered by another build, ignore this",
+			v1alpha1.ReasonWaitingForParent, v1alpha1.NamespacedName(be.b.Namespace, be.b.Name), ref, strings.Join(names, ", "), be.b.Name)).
+			Because(v1alpha1.ReasonWaitingForParent).At("spec.glanceRef.name"))
 	}
 	return results
 }
 
+// ruleWaiting is the rule of a GlanceBackend whose Glance is not here.
+const ruleWaiting = "waiting-for-parent"
+
 // claim gives each workload to the one Glance it belongs to: same
 // namespace, and the Glance's name or a glance.openstack.c5c3.io/glance
 // label naming it. A workload two Glances claim is wired by neither.
-func (inv *inventory) claim() fn.Results {
-	var results fn.Results
+func (inv *inventory) claim() []findings.Finding {
+	var results []findings.Finding
 	for ns, objs := range inv.workloads {
 		for _, obj := range objs {
 			var owners []*glanceEntry
@@ -248,9 +256,9 @@ func (inv *inventory) claim() fn.Results {
 			case 1:
 				owners[0].workloads = append(owners[0].workloads, obj)
 			case 2:
-				results = append(results, objectResult(obj, fn.Error, fmt.Sprintf(
-					"%s: %s %s is claimed by two Glances: %q by its name and %q by its %s label; rename it or fix the label, so that it belongs to one",
-					Name, obj.GetKind(), obj.GetName(), owners[0].g.Name, owners[1].g.Name, v1alpha1.LabelGlance)))
+				results = append(results, findings.About(obj, findings.Error, "workload-claimed-twice", fmt.Sprintf(
+					"%s %s is claimed by two Glances: %q by its name and %q by its %s label; rename it or fix the label, so that it belongs to one",
+					obj.GetKind(), obj.GetName(), owners[0].g.Name, owners[1].g.Name, v1alpha1.LabelGlance)))
 			}
 		}
 	}
@@ -262,7 +270,7 @@ func (inv *inventory) claim() fn.Results {
 // credentials (a ControlPlane deleted by a patch in the same
 // kustomization, which kustomize applies before the function runs, is
 // one way to get there).
-func (inv *inventory) unclaimed(obj *fn.KubeObject) *fn.Result {
+func (inv *inventory) unclaimed(obj *fn.KubeObject) findings.Finding {
 	here := "there is no Glance in this input"
 	if len(inv.glances) > 0 {
 		var names []string
@@ -271,9 +279,9 @@ func (inv *inventory) unclaimed(obj *fn.KubeObject) *fn.Result {
 		}
 		here = "Glances here: " + strings.Join(names, ", ")
 	}
-	return objectResult(obj, fn.Warning, fmt.Sprintf(
-		"%s: %s %s runs glance-api, but no Glance of this input claims it by its name or its %s label (%s): it ships unwired, without the rendered config and credentials. Add its Glance to this build, or name or label the workload after its Glance",
-		Name, obj.GetKind(), v1alpha1.NamespacedName(obj.GetNamespace(), obj.GetName()), v1alpha1.LabelGlance, here))
+	return findings.About(obj, findings.Warning, "workload-unclaimed", fmt.Sprintf(
+		"%s %s runs glance-api, but no Glance of this input claims it by its name or its %s label (%s): it ships unwired, without the rendered config and credentials. Add its Glance to this build, or name or label the workload after its Glance",
+		obj.GetKind(), v1alpha1.NamespacedName(obj.GetNamespace(), obj.GetName()), v1alpha1.LabelGlance, here))
 }
 
 // copiesOf are the earlier rendered copies of one Glance's component, and

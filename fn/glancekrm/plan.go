@@ -8,6 +8,7 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/c5c3/glance-krm/fn/findings"
 	"github.com/c5c3/glance-krm/fn/glancekrm/render"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
@@ -29,10 +30,10 @@ type apiPlan struct {
 
 // planGlance resolves the policy overrides and the APIs of a Glance the
 // checks passed; ok is false when something refuses it.
-func planGlance(inv *inventory, ge *glanceEntry) (p plan, results fn.Results, ok bool) {
+func planGlance(inv *inventory, ge *glanceEntry) (p plan, results []findings.Finding, ok bool) {
 	policy, ferr := policyRules(inv, ge)
 	if ferr != nil {
-		return plan{}, fieldResults(ge.obj, field.ErrorList{ferr}), false
+		return plan{}, findings.Fields(ge.obj, "policy-overrides", field.ErrorList{ferr}), false
 	}
 	results, ok = checkMetadef(ge, policy)
 	if !ok {
@@ -40,7 +41,7 @@ func planGlance(inv *inventory, ge *glanceEntry) (p plan, results fn.Results, ok
 	}
 	defaultStore, _ := v1alpha1.DefaultBackend(ge.String(), ge.backendSpecs()) // checkExactlyOneDefault passed
 	apis, errs := v1alpha1.ResolveAPIs(&ge.g.Spec, ge.storeNames(), defaultStore, field.NewPath("spec", "apis"))
-	results = append(results, fieldResults(ge.obj, errs)...)
+	results = append(results, findings.Fields(ge.obj, "apis", errs)...)
 	units, assigned := assign(ge, apis)
 	results = append(results, assigned...)
 	drains, refused := storeDrains(ge, apis)
@@ -50,16 +51,16 @@ func planGlance(inv *inventory, ge *glanceEntry) (p plan, results fn.Results, ok
 
 // storeDrains reads the backends' drain-to annotations (v1alpha1.StoreDrains);
 // a refused one is an error on its GlanceBackend, at the annotation.
-func storeDrains(ge *glanceEntry, apis []v1alpha1.ResolvedAPI) ([]v1alpha1.StoreDrain, fn.Results) {
+func storeDrains(ge *glanceEntry, apis []v1alpha1.ResolvedAPI) ([]v1alpha1.StoreDrain, []findings.Finding) {
 	annotations := map[string]string{}
 	for _, be := range ge.backends {
 		annotations[be.b.Name] = be.b.Annotations[v1alpha1.AnnotationDrainTo]
 	}
 	drains, errs := v1alpha1.StoreDrains(ge.g.Name, annotations, apis)
-	var results fn.Results
+	var results []findings.Finding
 	for _, be := range ge.backends {
 		if e := errs[be.b.Name]; e != nil {
-			results = append(results, withTag(fieldResults(be.obj, field.ErrorList{e})[0], tagRule, "store-drain"))
+			results = append(results, findings.Fields(be.obj, "store-drain", field.ErrorList{e})...)
 		}
 	}
 	return drains, results
@@ -70,7 +71,7 @@ func storeDrains(ge *glanceEntry, apis []v1alpha1.ResolvedAPI) ([]v1alpha1.Store
 // or the Glance's own name for the API named "default"); without
 // spec.apis every workload serves the one API. A workload that serves
 // none is an error.
-func assign(ge *glanceEntry, apis []v1alpha1.ResolvedAPI) ([]*apiPlan, fn.Results) {
+func assign(ge *glanceEntry, apis []v1alpha1.ResolvedAPI) ([]*apiPlan, []findings.Finding) {
 	g := ge.g
 	units := make([]*apiPlan, len(apis))
 	byName := map[string]*apiPlan{}
@@ -85,13 +86,13 @@ func assign(ge *glanceEntry, apis []v1alpha1.ResolvedAPI) ([]*apiPlan, fn.Result
 		units[i], byName[a.Name] = u, u
 		names = append(names, a.Name)
 	}
-	var results fn.Results
+	var results []findings.Finding
 	for _, obj := range ge.workloads {
 		u := byName[g.ServedAPI(obj.GetName(), obj.GetLabel(v1alpha1.LabelAPI))]
 		if u == nil {
-			results = append(results, objectResult(obj, fn.Error, fmt.Sprintf(
-				"%s: %s %s belongs to Glance %q but serves none of its APIs (%s): label it %s=<api>, or name it <glance>-<api>",
-				Name, obj.GetKind(), obj.GetName(), g.Name, strings.Join(names, ", "), v1alpha1.LabelAPI)))
+			results = append(results, findings.About(obj, findings.Error, "workload-api", fmt.Sprintf(
+				"%s %s belongs to Glance %q but serves none of its APIs (%s): label it %s=<api>, or name it <glance>-<api>",
+				obj.GetKind(), obj.GetName(), g.Name, strings.Join(names, ", "), v1alpha1.LabelAPI)))
 			continue
 		}
 		u.workloads = append(u.workloads, obj)

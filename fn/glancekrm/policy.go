@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
+	"github.com/c5c3/glance-krm/fn/findings"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
@@ -47,16 +47,16 @@ func policyRules(inv *inventory, ge *glanceEntry) (map[string]string, *field.Err
 // a metadef create, update or delete rule they open to callers without
 // the admin role is refused (AdminOnly, the default) or reported
 // (PolicyOverrides), naming the rule.
-func checkMetadef(ge *glanceEntry, policy map[string]string) (fn.Results, bool) {
+func checkMetadef(ge *glanceEntry, policy map[string]string) ([]findings.Finding, bool) {
 	opened := v1alpha1.OpenedMetadefRules(ge.g.Spec.OpenStackRelease, policy)
 	if len(opened) == 0 {
 		return nil, true
 	}
-	var results fn.Results
-	severity, ok := fn.Error, false
+	var results []findings.Finding
+	severity, ok := findings.Error, false
 	advice := "make it require the admin role, or set spec.metadefWrites: PolicyOverrides to let the overrides decide"
 	if ge.g.Spec.MetadefWrites == v1alpha1.MetadefWritesPolicyOverrides {
-		severity, ok, advice = fn.Warning, true, "allowed by spec.metadefWrites: PolicyOverrides"
+		severity, ok, advice = findings.Warning, true, "allowed by spec.metadefWrites: PolicyOverrides"
 	}
 	path := "spec.policyOverrides"
 	for _, rule := range opened {
@@ -64,9 +64,9 @@ func checkMetadef(ge *glanceEntry, policy map[string]string) (fn.Results, bool) 
 		if po := ge.g.Spec.PolicyOverrides; po != nil && po.Rules[rule] != "" {
 			p = fmt.Sprintf("spec.policyOverrides.rules[%s]", rule)
 		}
-		results = append(results, withField(objectResult(ge.obj, severity, fmt.Sprintf(
-			"%s: metadef write rule %q is open to callers without the admin role under the policy overrides (release %s): Glance keeps metadef create, update and delete admin-only, as anyone allowed can fill its database with metadef objects (metadef API security); %s",
-			Name, rule, ge.g.Spec.OpenStackRelease, advice)), p))
+		results = append(results, findings.About(ge.obj, severity, "metadef-writes", fmt.Sprintf(
+			"metadef write rule %q is open to callers without the admin role under the policy overrides (release %s): Glance keeps metadef create, update and delete admin-only, as anyone allowed can fill its database with metadef objects (metadef API security); %s",
+			rule, ge.g.Spec.OpenStackRelease, advice)).At(p))
 	}
 	return results, ok
 }

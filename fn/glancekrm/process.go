@@ -19,6 +19,7 @@ import (
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 
+	"github.com/c5c3/glance-krm/fn/findings"
 	"github.com/c5c3/glance-krm/fn/glancekrm/controlplane"
 	"github.com/c5c3/glance-krm/fn/glancekrm/history"
 	"github.com/c5c3/glance-krm/fn/glancekrm/wire"
@@ -39,12 +40,11 @@ const msgNothingRendered = "nothing rendered for Glance %s: fix the errors repor
 // error, because kustomize and kpt judge a function by its exit code.
 func Process(rl *fn.ResourceList) (bool, error) {
 	cfg, results := readConfig(rl.FunctionConfig)
-	if hasErrors(results) {
+	if findings.HasErrors(results) {
 		// A setting the function cannot read is a setting lost: nothing
 		// is rendered or wired with the rest of them.
-		results = append(results, &fn.Result{Severity: fn.Info, Message: prefixed("nothing rendered: fix the functionConfig errors reported above")})
-		rl.Results = append(rl.Results, results...)
-		return false, nil
+		results = append(results, findings.General(findings.Note, ruleConfig, "nothing rendered: fix the functionConfig errors reported above"))
+		return false, report(rl, results)
 	}
 	items, projected := projectControlPlanes(rl.Items)
 	results = append(results, projected...)
@@ -63,23 +63,34 @@ func Process(rl *fn.ResourceList) (bool, error) {
 		}
 	}
 	results = append(results, clashes(inv.glances, outs)...)
-	if !hasErrors(results) {
+	if !findings.HasErrors(results) {
 		results = append(results, lastWave(inv)...)
 	}
 	if !inv.seen {
-		results = append(results, &fn.Result{Severity: fn.Info, Message: prefixed("no Glance or GlanceBackend in the input; nothing to render")})
+		results = append(results, findings.General(findings.Note, ruleSummary, "no Glance or GlanceBackend in the input; nothing to render"))
 	}
-	redactResults(results)
-	sortResults(results)
 	rl.Items = append(slices.DeleteFunc(items, func(o *fn.KubeObject) bool { return drop[o] }), added...)
-	rl.Results = append(rl.Results, results...)
-	return !hasErrors(results), nil
+	return !findings.HasErrors(results), report(rl, results)
+}
+
+// ruleSummary is the rule of what a run says it did.
+const ruleSummary = "summary"
+
+// report hands the findings to the one writer of results
+// (findings.Results); a finding it cannot write is the function's defect.
+func report(rl *fn.ResourceList, fs []findings.Finding) error {
+	rs, err := findings.Results(fs)
+	if err != nil {
+		return fmt.Errorf("%s: %w", Name, err)
+	}
+	rl.Results = append(rl.Results, rs...)
+	return nil
 }
 
 // projectControlPlanes replaces the children earlier runs projected with
 // the ones the ControlPlanes in the input declare now, so that a child
 // removed from a ControlPlane disappears from the output.
-func projectControlPlanes(items fn.KubeObjects) (fn.KubeObjects, fn.Results) {
+func projectControlPlanes(items fn.KubeObjects) (fn.KubeObjects, []findings.Finding) {
 	var cps []*fn.KubeObject
 	for _, o := range items {
 		if controlplane.IsControlPlane(o) {
@@ -90,11 +101,11 @@ func projectControlPlanes(items fn.KubeObjects) (fn.KubeObjects, fn.Results) {
 		return items, nil
 	}
 	items = slices.DeleteFunc(items, controlplane.IsProjected)
-	var results fn.Results
+	var results []findings.Finding
 	for _, o := range cps {
 		children, errs := controlplane.Project(o)
 		if len(errs) > 0 {
-			results = append(results, fieldResults(o, errs)...)
+			results = append(results, findings.Fields(o, ruleControlPlane, errs)...)
 			continue
 		}
 		items = append(items, children...)
@@ -102,24 +113,27 @@ func projectControlPlanes(items fn.KubeObjects) (fn.KubeObjects, fn.Results) {
 		for i, c := range children {
 			names[i] = c.GetKind() + " " + c.GetName()
 		}
-		results = append(results, objectResult(o, fn.Info, fmt.Sprintf("%s: ControlPlane %s projects %s",
-			Name, v1alpha1.NamespacedName(o.GetNamespace(), o.GetName()), strings.Join(names, ", "))))
+		results = append(results, findings.About(o, findings.Note, ruleControlPlane, fmt.Sprintf("ControlPlane %s projects %s",
+			v1alpha1.NamespacedName(o.GetNamespace(), o.GetName()), strings.Join(names, ", "))))
 	}
 	return items, results
 }
+
+// ruleControlPlane is the rule of the ControlPlane projection's findings.
+const ruleControlPlane = "controlplane"
 
 // output is what one Glance adds to the ResourceList: objects to append,
 // items to drop, and results.
 type output struct {
 	added   fn.KubeObjects
 	drop    fn.KubeObjects
-	results fn.Results
+	results []findings.Finding
 }
 
-func (o *output) report(rs ...*fn.Result) { o.results = append(o.results, rs...) }
+func (o *output) report(rs ...findings.Finding) { o.results = append(o.results, rs...) }
 
 func (o *output) refuse(ge *glanceEntry) output {
-	o.report(objectResult(ge.obj, fn.Info, fmt.Sprintf(msgNothingRendered, ge)))
+	o.report(findings.About(ge.obj, findings.Note, ruleSummary, fmt.Sprintf(msgNothingRendered, ge)))
 	return *o
 }
 
@@ -137,24 +151,24 @@ func renderGlance(cfg config, inv *inventory, ge *glanceEntry) output {
 	if cfg.images != nil {
 		followed := followImages(cfg, ge)
 		out.report(followed...)
-		if hasErrors(followed) {
+		if findings.HasErrors(followed) {
 			return out.refuse(ge)
 		}
 	}
 	apis, err := renderAPIs(g, p)
 	if err != nil {
-		out.report(objectResult(ge.obj, fn.Error, err.Error()))
+		out.report(findings.About(ge.obj, findings.Error, "render", err.Error()))
 		return out
 	}
 	if u := g.Spec.APIServer; g.Spec.UsesUWSGI() && u != nil && u.UWSGI != nil && u.UWSGI.HTTPKeepAlive != nil && *u.UWSGI.HTTPKeepAlive {
-		out.report(withField(objectResult(ge.obj, fn.Warning, fmt.Sprintf(
-			"%s: spec.apiServer.uwsgi.httpKeepAlive: uWSGI 2.0's HTTP router closes a keep-alive connection after a request with a body, so a client's next request on that connection fails; glance-krm answers Connection: close unless this is true",
-			Name)), "spec.apiServer.uwsgi.httpKeepAlive"))
+		out.report(findings.About(ge.obj, findings.Warning, "uwsgi-keepalive",
+			"spec.apiServer.uwsgi.httpKeepAlive: uWSGI 2.0's HTTP router closes a keep-alive connection after a request with a body, so a client's next request on that connection fails; glance-krm answers Connection: close unless this is true").
+			At("spec.apiServer.uwsgi.httpKeepAlive"))
 	}
 
 	names, kept, err := keepCopies(inv, ge, apis)
 	if err != nil {
-		out.report(objectResult(ge.obj, fn.Error, err.Error()))
+		out.report(findings.About(ge.obj, findings.Error, "history", err.Error()))
 		return out
 	}
 	out.added, out.drop = kept.added, kept.drop
@@ -175,7 +189,7 @@ func renderGlance(cfg config, inv *inventory, ge *glanceEntry) output {
 		// The annotation asks for the drain, whoever writes the workload.
 		objs, err := workload.StoreDrains(g, p.drains, workloadAPIs(apis, wirings))
 		if err != nil {
-			out.report(objectResult(ge.obj, fn.Error, fmt.Sprintf("%s: generating the store drain of Glance %s: %v", Name, g.Name, err)))
+			out.report(findings.About(ge.obj, findings.Error, "store-drain", fmt.Sprintf("generating the store drain of Glance %s: %v", g.Name, err)))
 			return out
 		}
 		for _, o := range objs {
@@ -187,7 +201,7 @@ func renderGlance(cfg config, inv *inventory, ge *glanceEntry) output {
 		objs, rs, err := generate(inv, ge, apis, wirings, p.drains)
 		out.report(rs...)
 		if err != nil {
-			out.report(objectResult(ge.obj, fn.Error, fmt.Sprintf("%s: generating the workload of Glance %s: %v", Name, g.Name, err)))
+			out.report(findings.About(ge.obj, findings.Error, ruleWorkload, fmt.Sprintf("generating the workload of Glance %s: %v", g.Name, err)))
 			return out
 		}
 		for _, o := range objs {
@@ -196,15 +210,15 @@ func renderGlance(cfg config, inv *inventory, ge *glanceEntry) output {
 		out.added = append(out.added, objs...)
 	}
 	if len(ge.workloads) == 0 && len(generated) == 0 {
-		out.report(objectResult(ge.obj, fn.Warning, fmt.Sprintf(
-			"%s: no Deployment or StatefulSet named %q or labelled %s=%s in namespace %q, and workload generation is off; the rendered Secrets and ConfigMaps are not mounted by anything",
-			Name, g.Name, v1alpha1.LabelGlance, g.Name, g.Namespace)))
+		out.report(findings.About(ge.obj, findings.Warning, "no-workload", fmt.Sprintf(
+			"no Deployment or StatefulSet named %q or labelled %s=%s in namespace %q, and workload generation is off; the rendered Secrets and ConfigMaps are not mounted by anything",
+			g.Name, v1alpha1.LabelGlance, g.Name, g.Namespace)))
 	}
 	done := cmp.Or(strings.Join(wired, ", "), "no workload")
 	if len(generated) > 0 {
 		done += "; generated " + strings.Join(generated, ", ")
 	}
-	out.report(objectResult(ge.obj, fn.Info, fmt.Sprintf("%s: rendered Glance %s: %s; wired %s", Name, ge, summary(g, apis, names), done)))
+	out.report(findings.About(ge.obj, findings.Note, ruleSummary, fmt.Sprintf("rendered Glance %s: %s; wired %s", ge, summary(g, apis, names), done)))
 	return out
 }
 
@@ -213,8 +227,8 @@ func renderGlance(cfg config, inv *inventory, ge *glanceEntry) output {
 // wave applies (the Jobs, the rolled-out Deployments, the drains), so
 // applied earlier they would hold a wave that waits on them. A run with
 // errors ships nothing, and so changes nothing here either.
-func lastWave(inv *inventory) fn.Results {
-	var results fn.Results
+func lastWave(inv *inventory) []findings.Finding {
+	var results []findings.Finding
 	objs := make([]*fn.KubeObject, 0, len(inv.glances)+len(inv.backends))
 	for _, ge := range inv.glances {
 		objs = append(objs, ge.obj)
@@ -224,14 +238,14 @@ func lastWave(inv *inventory) fn.Results {
 	}
 	for _, o := range objs {
 		if err := workload.SetWaveIfAbsent(o, v1alpha1.WaveAfter); err != nil {
-			results = append(results, objectResult(o, fn.Error, fmt.Sprintf("%s: %v", Name, err)))
+			results = append(results, findings.About(o, findings.Error, ruleWave, err.Error()))
 		}
 	}
 	return results
 }
 
 // judge is every check of one Glance: the check chain, then its plan.
-func judge(inv *inventory, ge *glanceEntry) (plan, fn.Results, bool) {
+func judge(inv *inventory, ge *glanceEntry) (plan, []findings.Finding, bool) {
 	results, valid := runChecks(ge)
 	path, ok := checkUpgradePath(inv, ge)
 	results, valid = append(results, path...), valid && ok
@@ -256,10 +270,11 @@ func Validate(rl *fn.ResourceList) bool {
 		_, judged, _ := judge(inv, ge)
 		results = append(results, judged...)
 	}
-	redactResults(results)
-	sortResults(results)
-	rl.Results = append(rl.Results, results...)
-	return !hasErrors(results)
+	if err := report(rl, results); err != nil {
+		rl.Results = append(rl.Results, &fn.Result{Severity: fn.Error, Message: err.Error()})
+		return false
+	}
+	return !findings.HasErrors(results)
 }
 
 // keepCopies is the history stage: each distinct rendered file of the
@@ -295,8 +310,15 @@ func keepCopies(inv *inventory, ge *glanceEntry, apis []renderedAPI) (names [][2
 	return names, kept, nil
 }
 
+// The rules of wiring, of the sync waves and of generating the workload.
+const (
+	ruleWire     = "wire"
+	ruleWave     = "sync-wave"
+	ruleWorkload = "workload"
+)
+
 // wireWorkloads wires each Deployment or StatefulSet of one API.
-func wireWorkloads(ge *glanceEntry, w wire.Wiring, workloads []*fn.KubeObject) (wired []string, results fn.Results) {
+func wireWorkloads(ge *glanceEntry, w wire.Wiring, workloads []*fn.KubeObject) (wired []string, results []findings.Finding) {
 	for _, obj := range workloads {
 		id := obj.GetKind() + " " + obj.GetName()
 		rn := obj.MoveToResourceNode()
@@ -305,20 +327,20 @@ func wireWorkloads(ge *glanceEntry, w wire.Wiring, workloads []*fn.KubeObject) (
 		switch {
 		case len(errs) > 0:
 			for _, err := range errs {
-				results = append(results, objectResult(obj, fn.Error, fmt.Sprintf("%s: not wiring %s: %v", Name, id, err)))
+				results = append(results, findings.About(obj, findings.Error, ruleWire, fmt.Sprintf("not wiring %s: %v", id, err)))
 			}
 		case warning != "":
-			results = append(results, objectResult(obj, fn.Warning, fmt.Sprintf(
-				"%s: %s belongs to Glance %q but was not wired: %s", Name, id, ge.g.Name, warning)))
+			results = append(results, findings.About(obj, findings.Warning, ruleWire, fmt.Sprintf(
+				"%s belongs to Glance %q but was not wired: %s", id, ge.g.Name, warning)))
 		default:
 			wired = append(wired, id)
 			if err := workload.SetWaveIfAbsent(obj, v1alpha1.WaveWorkload); err != nil {
-				results = append(results, objectResult(obj, fn.Error, fmt.Sprintf("%s: %s: %v", Name, id, err)))
+				results = append(results, findings.About(obj, findings.Error, ruleWave, fmt.Sprintf("%s: %v", id, err)))
 			}
 			if from := wire.EnvFromSources(obj); from != "" {
-				results = append(results, objectResult(obj, fn.Warning, fmt.Sprintf(
-					"%s: %s takes environment variables from %s into its glance-api container; glance-krm cannot see them at build time: make sure none is an OS_<SECTION>__<OPTION> variable, which would override the rendered files and credentials",
-					Name, id, from)))
+				results = append(results, findings.About(obj, findings.Warning, "wire-env-from", fmt.Sprintf(
+					"%s takes environment variables from %s into its glance-api container; glance-krm cannot see them at build time: make sure none is an OS_<SECTION>__<OPTION> variable, which would override the rendered files and credentials",
+					id, from)))
 			}
 		}
 	}
@@ -336,26 +358,26 @@ func workloadAPIs(apis []renderedAPI, wirings []wire.Wiring) []workload.API {
 // generate runs the workload stage and keeps what the input does not
 // already hold: an object of the same kind, namespace and name is the
 // user's, kept as written.
-func generate(inv *inventory, ge *glanceEntry, apis []renderedAPI, wirings []wire.Wiring, drains []v1alpha1.StoreDrain) (fn.KubeObjects, fn.Results, error) {
+func generate(inv *inventory, ge *glanceEntry, apis []renderedAPI, wirings []wire.Wiring, drains []v1alpha1.StoreDrain) (fn.KubeObjects, []findings.Finding, error) {
 	g := ge.g
 	set, err := workload.Generate(g, workloadAPIs(apis, wirings), drains)
 	if err != nil {
 		return nil, nil, err
 	}
 	var objs fn.KubeObjects
-	var results fn.Results
+	var results []findings.Finding
 	for _, obj := range set.Objects {
 		if inv.userObjects[workload.Identity(obj.GetAPIVersion(), obj.GetKind(), obj.GetNamespace(), obj.GetName())] {
-			results = append(results, objectResult(obj, fn.Info, fmt.Sprintf("%s: the input holds %s %s: it is kept as written and not generated from Glance %s",
-				Name, obj.GetKind(), obj.GetName(), g.Name)))
+			results = append(results, findings.About(obj, findings.Note, ruleWorkload, fmt.Sprintf("the input holds %s %s: it is kept as written and not generated from Glance %s",
+				obj.GetKind(), obj.GetName(), g.Name)))
 			continue
 		}
 		objs = append(objs, obj)
 	}
 	if len(set.UnknownEgress) > 0 && len(g.Spec.NetworkPolicy.AdditionalEgress) == 0 {
-		results = append(results, withField(objectResult(ge.obj, fn.Warning, fmt.Sprintf(
-			"%s: %s: the generated NetworkPolicy admits by port what the rendered files name, but glance-api also contacts %s: admit it with spec.networkPolicy.additionalEgress",
-			Name, v1alpha1.ReasonEgressNotRendered, strings.Join(set.UnknownEgress, "; "))), "spec.networkPolicy.additionalEgress"))
+		results = append(results, findings.About(ge.obj, findings.Warning, "egress-not-rendered", fmt.Sprintf(
+			"%s: the generated NetworkPolicy admits by port what the rendered files name, but glance-api also contacts %s: admit it with spec.networkPolicy.additionalEgress",
+			v1alpha1.ReasonEgressNotRendered, strings.Join(set.UnknownEgress, "; "))).Because(v1alpha1.ReasonEgressNotRendered).At("spec.networkPolicy.additionalEgress"))
 	}
 	return objs, results, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 
+	"github.com/c5c3/glance-krm/fn/findings"
 	"github.com/c5c3/glance-krm/krm/catalogs"
 )
 
@@ -18,21 +19,24 @@ import (
 // Glance's openStackRelease (krm/catalogs); a release without a catalog
 // gets one warning, never silence.
 
+// ruleCatalog is the rule of an option the release does not read.
+const ruleCatalog = "release-catalog"
+
 // checkRelease reports every option name the Glance's release does not
 // read; it refuses the Glance on an error.
-func checkRelease(ge *glanceEntry) (fn.Results, bool) {
-	var results fn.Results
+func checkRelease(ge *glanceEntry) ([]findings.Finding, bool) {
+	var results []findings.Finding
 	g := ge.g
 	cat := catalogs.For(g.Spec.OpenStackRelease)
 	if cat == nil {
-		results = append(results, withField(objectResult(ge.obj, fn.Warning, fmt.Sprintf(
-			"%s: no option catalog for openStackRelease %q (catalogs: %s): the names in extraOptions and extraConfig are not checked against the options Glance reads",
-			Name, g.Spec.OpenStackRelease, strings.Join(catalogs.Releases(), ", "))), "spec.openStackRelease"))
+		results = append(results, findings.About(ge.obj, findings.Warning, ruleCatalog, fmt.Sprintf(
+			"no option catalog for openStackRelease %q (catalogs: %s): the names in extraOptions and extraConfig are not checked against the options Glance reads",
+			g.Spec.OpenStackRelease, strings.Join(catalogs.Releases(), ", "))).At("spec.openStackRelease"))
 		return results, true
 	}
 	ok := true
 	fail := func(obj *fn.KubeObject, field, msg string) {
-		results = append(results, withTag(withField(objectResult(obj, fn.Error, Name+": "+msg), field), tagRule, "release-catalog"))
+		results = append(results, findings.About(obj, findings.Error, ruleCatalog, msg).At(field))
 		ok = false
 	}
 	from := fmt.Sprintf("Glance %s (%s)", cat.Release, cat.Short())

@@ -1,8 +1,7 @@
 package glancekrm
 
 import (
-	"github.com/kptdev/krm-functions-sdk/go/fn"
-
+	"github.com/c5c3/glance-krm/fn/findings"
 	"github.com/c5c3/glance-krm/fn/glancekrm/history"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
@@ -15,7 +14,7 @@ import (
 // holds no previous render (a copy there comes from a base of the same
 // build), so there is nothing to judge; explain judges the change in
 // review.
-func checkUpgradePath(inv *inventory, ge *glanceEntry) (fn.Results, bool) {
+func checkUpgradePath(inv *inventory, ge *glanceEntry) ([]findings.Finding, bool) {
 	if inv.stateless {
 		return nil, true
 	}
@@ -31,7 +30,7 @@ func checkUpgradePath(inv *inventory, ge *glanceEntry) (fn.Results, bool) {
 	if problem == "" {
 		return nil, true
 	}
-	r := objectResult(ge.obj, fn.Error, Name+": "+problem+" (the package's previous render is for "+previous+
+	r := findings.About(ge.obj, findings.Error, "upgrade-path", problem+" (the package's previous render is for "+previous+
 		"; to start over from another release, delete the package's rendered copies)")
-	return fn.Results{withTag(withTag(withField(r, "spec.openStackRelease"), tagReason, reason), tagRule, "upgrade-path")}, false
+	return []findings.Finding{r.At("spec.openStackRelease").Because(reason)}, false
 }

@@ -43,7 +43,7 @@ func runFiles(paths []string) (fs []findings.Finding, ok bool, err error) {
 	ok = glancekrm.Validate(rl)
 	offsets := map[string][]int{}
 	for _, r := range rl.Results {
-		f := findings.Finding{Rule: rule(r), Level: level(r.Severity), Message: r.Message}
+		f := findings.FromResult(r)
 		if r.ResourceRef != nil {
 			f.Object = strings.TrimSpace(r.ResourceRef.Kind + " " + joinNS(r.ResourceRef.Namespace, r.ResourceRef.Name))
 		}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/c5c3/glance-krm/fn/findings"
 	"github.com/c5c3/glance-krm/fn/glancekrm"
 	"github.com/c5c3/glance-krm/fn/glancekrm/controlplane"
 )
@@ -134,7 +135,8 @@ func (rec *run) fill(in, out []byte) {
 		rec.ConfigKind, rec.ConfigName = input.FunctionConfig.GetKind(), input.FunctionConfig.GetName()
 	}
 	for _, r := range output.Results {
-		res := recorded{Level: level(r.Severity), Rule: rule(r), Message: r.Message}
+		f := findings.FromResult(r)
+		res := recorded{Level: f.Level, Rule: f.Rule, Message: f.Message}
 		if r.Field != nil {
 			res.Field = r.Field.Path
 		}

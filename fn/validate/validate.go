@@ -16,10 +16,7 @@ import (
 	"os"
 	"regexp"
 
-	"github.com/kptdev/krm-functions-sdk/go/fn"
-
 	"github.com/c5c3/glance-krm/fn/findings"
-	"github.com/c5c3/glance-krm/fn/glancekrm"
 )
 
 // Options of Run.
@@ -63,27 +60,4 @@ func joinNS(ns, name string) string {
 		return name
 	}
 	return ns + "/" + name
-}
-
-func level(s fn.Severity) string {
-	switch s {
-	case fn.Error:
-		return findings.Error
-	case fn.Warning:
-		return findings.Warning
-	}
-	return findings.Note
-}
-
-// rule is the result's rule or reason tag, else the function's name.
-func rule(r *fn.Result) string {
-	for _, k := range []string{"rule", "reason"} {
-		if v := r.Tags[k]; v != "" {
-			return v
-		}
-	}
-	if r.Field != nil && r.Field.Path != "" {
-		return "schema"
-	}
-	return glancekrm.Name
 }
