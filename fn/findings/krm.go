@@ -157,6 +157,12 @@ func sortResults(rs fn.Results) {
 	})
 }
 
+// Defect is the result of a finding Results could not write: the
+// function's own defect, reported rather than lost.
+func Defect(err error) *fn.Result {
+	return &fn.Result{Severity: fn.Error, Message: err.Error(), Tags: map[string]string{TagRule: "defect"}}
+}
+
 // FromResult is the finding a KRM result reports, for the formats review
 // tools read (validate reads the function's results): its rule or reason
 // tag, else "schema" for a field, else the function's name.

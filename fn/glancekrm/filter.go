@@ -5,6 +5,8 @@ import (
 	"io"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+
+	"github.com/c5c3/glance-krm/fn/findings"
 )
 
 // Filter is the function: it exits non-zero whenever an error result exists: kustomize and kpt
@@ -22,7 +24,7 @@ func Filter(stdin io.Reader, stdout, stderr io.Writer) int {
 		// The input never reached the function (not a ResourceList): answer
 		// with a ResourceList holding one error result, so an orchestrator
 		// that reads results sees why.
-		results = fn.Results{{Severity: fn.Error, Message: fmt.Sprintf("%s: the input is not a ResourceList: %v", Name, err)}}
+		results, _ = findings.Results([]findings.Finding{findings.General(findings.Error, "input", fmt.Sprintf("the input is not a ResourceList: %v", err))})
 		out, _ = (&fn.ResourceList{FunctionConfig: fn.NewEmptyKubeObject(), Results: results}).ToYAML()
 	}
 	for _, r := range results {

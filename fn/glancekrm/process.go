@@ -271,7 +271,7 @@ func Validate(rl *fn.ResourceList) bool {
 		results = append(results, judged...)
 	}
 	if err := report(rl, results); err != nil {
-		rl.Results = append(rl.Results, &fn.Result{Severity: fn.Error, Message: err.Error()})
+		rl.Results = append(rl.Results, findings.Defect(err))
 		return false
 	}
 	return !findings.HasErrors(results)
