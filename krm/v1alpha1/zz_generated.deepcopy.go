@@ -7,9 +7,9 @@ package v1alpha1
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
+	"k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -124,7 +124,7 @@ func (in *CacheSpec) DeepCopyInto(out *CacheSpec) {
 	*out = *in
 	if in.ClusterRef != nil {
 		in, out := &in.ClusterRef, &out.ClusterRef
-		*out = new(corev1.LocalObjectReference)
+		*out = new(v1.LocalObjectReference)
 		**out = **in
 	}
 	if in.Servers != nil {
@@ -225,7 +225,7 @@ func (in *DatabaseSpec) DeepCopyInto(out *DatabaseSpec) {
 	*out = *in
 	if in.ClusterRef != nil {
 		in, out := &in.ClusterRef, &out.ClusterRef
-		*out = new(corev1.LocalObjectReference)
+		*out = new(v1.LocalObjectReference)
 		**out = **in
 	}
 	out.SecretRef = in.SecretRef
@@ -268,7 +268,7 @@ func (in *DeploymentSpec) DeepCopyInto(out *DeploymentSpec) {
 	*out = *in
 	if in.Resources != nil {
 		in, out := &in.Resources, &out.Resources
-		*out = new(corev1.ResourceRequirements)
+		*out = new(v1.ResourceRequirements)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.TerminationGracePeriodSeconds != nil {
@@ -288,7 +288,7 @@ func (in *DeploymentSpec) DeepCopyInto(out *DeploymentSpec) {
 	}
 	if in.TopologySpreadConstraints != nil {
 		in, out := &in.TopologySpreadConstraints, &out.TopologySpreadConstraints
-		*out = make([]corev1.TopologySpreadConstraint, len(*in))
+		*out = make([]v1.TopologySpreadConstraint, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
@@ -498,7 +498,7 @@ func (in *GlanceBackendStatus) DeepCopyInto(out *GlanceBackendStatus) {
 	*out = *in
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
-		*out = make([]v1.Condition, len(*in))
+		*out = make([]metav1.Condition, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
@@ -701,7 +701,7 @@ func (in *GlanceStatus) DeepCopyInto(out *GlanceStatus) {
 	*out = *in
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
-		*out = make([]v1.Condition, len(*in))
+		*out = make([]metav1.Condition, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
@@ -728,12 +728,12 @@ func (in *ImageCacheSpec) DeepCopyInto(out *ImageCacheSpec) {
 	}
 	if in.MaintenanceInterval != nil {
 		in, out := &in.MaintenanceInterval, &out.MaintenanceInterval
-		*out = new(v1.Duration)
+		*out = new(metav1.Duration)
 		**out = **in
 	}
 	if in.MaintenanceResources != nil {
 		in, out := &in.MaintenanceResources, &out.MaintenanceResources
-		*out = new(corev1.ResourceRequirements)
+		*out = new(v1.ResourceRequirements)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -915,7 +915,7 @@ func (in *JobSpec) DeepCopyInto(out *JobSpec) {
 	*out = *in
 	if in.Resources != nil {
 		in, out := &in.Resources, &out.Resources
-		*out = new(corev1.ResourceRequirements)
+		*out = new(v1.ResourceRequirements)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.PriorityClassName != nil {
@@ -991,7 +991,7 @@ func (in *NetworkPolicyIngressSource) DeepCopyInto(out *NetworkPolicyIngressSour
 	in.NamespaceSelector.DeepCopyInto(&out.NamespaceSelector)
 	if in.PodSelector != nil {
 		in, out := &in.PodSelector, &out.PodSelector
-		*out = new(v1.LabelSelector)
+		*out = new(metav1.LabelSelector)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -1047,14 +1047,14 @@ func (in *NodePlacementSpec) DeepCopyInto(out *NodePlacementSpec) {
 	}
 	if in.Tolerations != nil {
 		in, out := &in.Tolerations, &out.Tolerations
-		*out = make([]corev1.Toleration, len(*in))
+		*out = make([]v1.Toleration, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
 	if in.Affinity != nil {
 		in, out := &in.Affinity, &out.Affinity
-		*out = new(corev1.Affinity)
+		*out = new(v1.Affinity)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -1118,7 +1118,7 @@ func (in *PolicySpec) DeepCopyInto(out *PolicySpec) {
 	}
 	if in.ConfigMapRef != nil {
 		in, out := &in.ConfigMapRef, &out.ConfigMapRef
-		*out = new(corev1.LocalObjectReference)
+		*out = new(v1.LocalObjectReference)
 		**out = **in
 	}
 }
@@ -1311,14 +1311,14 @@ func (in *VerticalAutoscalingSpec) DeepCopyInto(out *VerticalAutoscalingSpec) {
 	}
 	if in.MinAllowed != nil {
 		in, out := &in.MinAllowed, &out.MinAllowed
-		*out = make(corev1.ResourceList, len(*in))
+		*out = make(v1.ResourceList, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val.DeepCopy()
 		}
 	}
 	if in.MaxAllowed != nil {
 		in, out := &in.MaxAllowed, &out.MaxAllowed
-		*out = make(corev1.ResourceList, len(*in))
+		*out = make(v1.ResourceList, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val.DeepCopy()
 		}
