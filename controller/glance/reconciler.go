@@ -56,26 +56,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	var jobs batchv1.JobList
-	if g.Spec.TargetClusterRef == nil { // a remote Glance's Jobs run on its cluster
-		if err := r.Client.List(ctx, &jobs, client.InNamespace(g.Namespace), client.MatchingLabels{v1alpha1.LabelGlance: g.Name}); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	var records corev1.ConfigMapList
-	if g.Spec.TargetClusterRef == nil { // so do its drains
-		if err := r.Client.List(ctx, &records, client.InNamespace(g.Namespace),
-			client.MatchingLabels{v1alpha1.LabelGlance: g.Name, v1alpha1.LabelComponent: v1alpha1.ComponentDrainRecord}); err != nil {
-			return ctrl.Result{}, err
-		}
+	jobs, records, err := r.localRecords(ctx, &g)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	endpoint, err := r.endpoint(ctx, &g)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	agg := Aggregate(g.Namespace+"/"+g.Name, backends)
-	schema := JudgeSchema(&g, jobs.Items)
-	drained := JudgeDrains(g.Name, records.Items)
+	schema := JudgeSchema(&g, jobs)
+	drained := JudgeDrains(g.Name, records)
 	var verdicts []conditions.Condition
 	if !agg.Unjudged {
 		verdicts = append(verdicts, agg.Condition)
@@ -107,28 +98,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}); err != nil || !res.IsZero() {
 		return res, err
 	}
-	// The Event names the objects without a resourceVersion, so that the
-	// recorder folds repeats of one warning into a series.
-	regarding := g.DeepCopy()
-	regarding.ResourceVersion = ""
-	if schema.Refused && refusedBefore != schema.Condition.Message {
-		r.Recorder.Eventf(regarding, nil, corev1.EventTypeWarning, schema.Condition.Reason, "JudgeRelease", "%s", schema.Condition.Message)
-	}
-	if drained != nil && drained.Reason == v1alpha1.ReasonDrainFailed && failedBefore != drained.Message {
-		r.Recorder.Eventf(regarding, nil, corev1.EventTypeWarning, v1alpha1.ReasonDrainFailed, "JudgeDrains", "%s", drained.Message)
-	}
-	if agg.Unjudged {
-		return ctrl.Result{}, nil
-	}
-	for _, p := range agg.Pending {
-		if before[p.Backend.Name] == p.Reason {
-			continue // already reported for this reason
-		}
-		related := p.Backend.DeepCopy()
-		related.ResourceVersion = ""
-		r.Recorder.Eventf(regarding, related, corev1.EventTypeWarning, v1alpha1.EventReasonGlanceBackendSkipped, "Aggregate",
-			"GlanceBackend %q is not ready (%s): %s", p.Backend.Name, p.Reason, p.Message)
-	}
+	r.events(&g, schema, drained, agg, refusedBefore, failedBefore, before)
 	return ctrl.Result{}, nil
 }
 
@@ -233,4 +203,49 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.ConfigMap{}, recordEvents{e}).
 		Watches(&appsv1.Deployment{}, deploymentEvents{e}).
 		Complete(r)
+}
+
+// localRecords are the Glance's Jobs and drain records; a remote Glance's
+// run on its own cluster, so it has none here.
+func (r *Reconciler) localRecords(ctx context.Context, g *v1alpha1.Glance) ([]batchv1.Job, []corev1.ConfigMap, error) {
+	if g.Spec.TargetClusterRef != nil {
+		return nil, nil, nil
+	}
+	var jobs batchv1.JobList
+	if err := r.Client.List(ctx, &jobs, client.InNamespace(g.Namespace), client.MatchingLabels{v1alpha1.LabelGlance: g.Name}); err != nil {
+		return nil, nil, err
+	}
+	var records corev1.ConfigMapList
+	if err := r.Client.List(ctx, &records, client.InNamespace(g.Namespace),
+		client.MatchingLabels{v1alpha1.LabelGlance: g.Name, v1alpha1.LabelComponent: v1alpha1.ComponentDrainRecord}); err != nil {
+		return nil, nil, err
+	}
+	return jobs.Items, records.Items, nil
+}
+
+// events records what changed since the last status: a refused release,
+// a failed drain, and each GlanceBackend newly skipped.
+func (r *Reconciler) events(g *v1alpha1.Glance, schema Schema, drained *conditions.Condition, agg Aggregation, refusedBefore, failedBefore string, before map[string]string) {
+	// The Event names the objects without a resourceVersion, so that the
+	// recorder folds repeats of one warning into a series.
+	regarding := g.DeepCopy()
+	regarding.ResourceVersion = ""
+	if schema.Refused && refusedBefore != schema.Condition.Message {
+		r.Recorder.Eventf(regarding, nil, corev1.EventTypeWarning, schema.Condition.Reason, "JudgeRelease", "%s", schema.Condition.Message)
+	}
+	if drained != nil && drained.Reason == v1alpha1.ReasonDrainFailed && failedBefore != drained.Message {
+		r.Recorder.Eventf(regarding, nil, corev1.EventTypeWarning, v1alpha1.ReasonDrainFailed, "JudgeDrains", "%s", drained.Message)
+	}
+	if agg.Unjudged {
+		return
+	}
+	for _, p := range agg.Pending {
+		if before[p.Backend.Name] == p.Reason {
+			continue // already reported for this reason
+		}
+		related := p.Backend.DeepCopy()
+		related.ResourceVersion = ""
+		r.Recorder.Eventf(regarding, related, corev1.EventTypeWarning, v1alpha1.EventReasonGlanceBackendSkipped, "Aggregate",
+			"GlanceBackend %q is not ready (%s): %s", p.Backend.Name, p.Reason, p.Message)
+	}
 }

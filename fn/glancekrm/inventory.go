@@ -67,91 +67,126 @@ func takeInventory(items fn.KubeObjects) (*inventory, []findings.Finding) {
 	return inv, results
 }
 
+// collector is the state of one pass over the input: what collect has
+// found so far.
+type collector struct {
+	inv          *inventory
+	results      []findings.Finding
+	glances      map[objKey]*glanceEntry
+	seenBackends map[objKey]*backendEntry
+	broken       []*fn.KubeObject
+}
+
 func collect(items fn.KubeObjects) (*inventory, []findings.Finding) {
-	inv := &inventory{
-		byName: map[objKey]*glanceEntry{}, workloads: map[string][]*fn.KubeObject{},
-		configMaps: map[objKey]*fn.KubeObject{}, copies: map[history.Key]fn.KubeObjects{},
-		generatedBy: map[objKey]fn.KubeObjects{}, userObjects: map[string]bool{},
+	c := &collector{
+		inv: &inventory{
+			byName: map[objKey]*glanceEntry{}, workloads: map[string][]*fn.KubeObject{},
+			configMaps: map[objKey]*fn.KubeObject{}, copies: map[history.Key]fn.KubeObjects{},
+			generatedBy: map[objKey]fn.KubeObjects{}, userObjects: map[string]bool{},
+		},
+		glances: map[objKey]*glanceEntry{}, seenBackends: map[objKey]*backendEntry{},
 	}
-	var results []findings.Finding
-	glances := map[objKey]*glanceEntry{}
-	seenBackends := map[objKey]*backendEntry{}
-	var broken []*fn.KubeObject
 	for _, obj := range items {
-		if obj.GetAnnotation(decode.AnnotationKustomizeID) != "" {
-			inv.stateless = true
-		}
-		if workload.IsGenerated(obj) {
-			k := objKey{obj.GetNamespace(), obj.GetLabel(v1alpha1.LabelGlance)}
-			inv.generatedBy[k] = append(inv.generatedBy[k], obj)
-			continue
-		}
-		inv.userObjects[workload.Identity(obj.GetAPIVersion(), obj.GetKind(), obj.GetNamespace(), obj.GetName())] = true
-		if wire.IsWorkloadKind(obj.GetAPIVersion(), obj.GetKind()) {
-			inv.workloads[obj.GetNamespace()] = append(inv.workloads[obj.GetNamespace()], obj)
-			continue
-		}
-		if k, ok := history.KeyOf(obj); ok {
-			inv.copies[k] = append(inv.copies[k], obj)
-			continue
-		}
-		if obj.GetAPIVersion() == "v1" && obj.GetKind() == "ConfigMap" {
-			inv.configMaps[objKey{obj.GetNamespace(), obj.GetName()}] = obj
-		}
-		if msg := decode.KindProblem(obj); msg != "" {
-			inv.seen = true
-			results = append(results, findings.About(obj, findings.Error, "kind", msg))
-			continue
-		}
-		gk := obj.GroupKind()
-		if gk.Group != v1alpha1.Group || (gk.Kind != v1alpha1.GlanceKind && gk.Kind != v1alpha1.GlanceBackendKind) {
-			continue
-		}
-		inv.seen = true
-		if v := obj.GroupVersionKind().Version; v != v1alpha1.Version {
-			results = append(results, findings.About(obj, findings.Error, "apiVersion", fmt.Sprintf(
-				"apiVersion %s is not served by %s; use %s", obj.GetAPIVersion(), Name, v1alpha1.APIVersion)))
-			broken = append(broken, obj)
-			continue
-		}
-		if gk.Kind == v1alpha1.GlanceKind {
-			g, errs, ok := decode.Glance(obj)
-			if !ok {
-				results = append(results, findings.Fields(obj, ruleSchema, errs)...)
-				continue
-			}
-			errs = decode.Dedupe(append(errs, v1alpha1.ValidateGlance(g)...))
-			key := objKey{g.Namespace, g.Name}
-			if prev, dup := glances[key]; dup {
-				prev.valid = false
-				errs = append(errs, duplicate(v1alpha1.GlanceKind, g.Namespace, g.Name))
-			}
-			results = append(results, findings.Fields(obj, ruleSchema, errs)...)
-			if _, dup := glances[key]; !dup {
-				glances[key] = &glanceEntry{obj: obj, g: g, valid: len(errs) == 0, names: append([]string{g.Name}, decode.PreviousNames(obj)...)}
-			}
-			continue
-		}
-		b, errs, ok := decode.Backend(obj)
-		if !ok {
-			results = append(results, findings.Fields(obj, ruleSchema, errs)...)
-			broken = append(broken, obj)
-			continue
-		}
-		errs = decode.Dedupe(append(errs, v1alpha1.ValidateGlanceBackend(b)...))
-		key := objKey{b.Namespace, b.Name}
-		if prev, dup := seenBackends[key]; dup {
-			// Two stores with one id: glance-api refuses the duplicate
-			// section, so both are errors and their Glance is not rendered.
-			prev.valid = false
-			errs = append(errs, duplicate(v1alpha1.GlanceBackendKind, b.Namespace, b.Name))
-		}
-		results = append(results, findings.Fields(obj, ruleSchema, errs)...)
-		be := &backendEntry{obj: obj, b: b, valid: len(errs) == 0}
-		seenBackends[key] = be
-		inv.backends = append(inv.backends, be)
+		c.add(obj)
 	}
-	for _, g := range glances {
+	c.index()
+	return c.inv, c.results
+}
+
+// add files one input object: a generated object by its Glance, a
+// workload by its namespace, a rendered copy by its key, and a Glance or
+// GlanceBackend decoded and validated.
+func (c *collector) add(obj *fn.KubeObject) {
+	inv := c.inv
+	if obj.GetAnnotation(decode.AnnotationKustomizeID) != "" {
+		inv.stateless = true
+	}
+	if workload.IsGenerated(obj) {
+		k := objKey{obj.GetNamespace(), obj.GetLabel(v1alpha1.LabelGlance)}
+		inv.generatedBy[k] = append(inv.generatedBy[k], obj)
+		return
+	}
+	inv.userObjects[workload.Identity(obj.GetAPIVersion(), obj.GetKind(), obj.GetNamespace(), obj.GetName())] = true
+	if wire.IsWorkloadKind(obj.GetAPIVersion(), obj.GetKind()) {
+		inv.workloads[obj.GetNamespace()] = append(inv.workloads[obj.GetNamespace()], obj)
+		return
+	}
+	if k, ok := history.KeyOf(obj); ok {
+		inv.copies[k] = append(inv.copies[k], obj)
+		return
+	}
+	if obj.GetAPIVersion() == "v1" && obj.GetKind() == "ConfigMap" {
+		inv.configMaps[objKey{obj.GetNamespace(), obj.GetName()}] = obj
+	}
+	if msg := decode.KindProblem(obj); msg != "" {
+		inv.seen = true
+		c.results = append(c.results, findings.About(obj, findings.Error, "kind", msg))
+		return
+	}
+	gk := obj.GroupKind()
+	if gk.Group != v1alpha1.Group || (gk.Kind != v1alpha1.GlanceKind && gk.Kind != v1alpha1.GlanceBackendKind) {
+		return
+	}
+	inv.seen = true
+	if v := obj.GroupVersionKind().Version; v != v1alpha1.Version {
+		c.results = append(c.results, findings.About(obj, findings.Error, "apiVersion", fmt.Sprintf(
+			"apiVersion %s is not served by %s; use %s", obj.GetAPIVersion(), Name, v1alpha1.APIVersion)))
+		c.broken = append(c.broken, obj)
+		return
+	}
+	if gk.Kind == v1alpha1.GlanceKind {
+		c.addGlance(obj)
+		return
+	}
+	c.addBackend(obj)
+}
+
+func (c *collector) addGlance(obj *fn.KubeObject) {
+	g, errs, ok := decode.Glance(obj)
+	if !ok {
+		c.results = append(c.results, findings.Fields(obj, ruleSchema, errs)...)
+		return
+	}
+	errs = decode.Dedupe(append(errs, v1alpha1.ValidateGlance(g)...))
+	key := objKey{g.Namespace, g.Name}
+	prev, dup := c.glances[key]
+	if dup {
+		prev.valid = false
+		errs = append(errs, duplicate(v1alpha1.GlanceKind, g.Namespace, g.Name))
+	}
+	c.results = append(c.results, findings.Fields(obj, ruleSchema, errs)...)
+	if !dup {
+		c.glances[key] = &glanceEntry{obj: obj, g: g, valid: len(errs) == 0, names: append([]string{g.Name}, decode.PreviousNames(obj)...)}
+	}
+}
+
+func (c *collector) addBackend(obj *fn.KubeObject) {
+	b, errs, ok := decode.Backend(obj)
+	if !ok {
+		c.results = append(c.results, findings.Fields(obj, ruleSchema, errs)...)
+		c.broken = append(c.broken, obj)
+		return
+	}
+	errs = decode.Dedupe(append(errs, v1alpha1.ValidateGlanceBackend(b)...))
+	key := objKey{b.Namespace, b.Name}
+	if prev, dup := c.seenBackends[key]; dup {
+		// Two stores with one id: glance-api refuses the duplicate
+		// section, so both are errors and their Glance is not rendered.
+		prev.valid = false
+		errs = append(errs, duplicate(v1alpha1.GlanceBackendKind, b.Namespace, b.Name))
+	}
+	c.results = append(c.results, findings.Fields(obj, ruleSchema, errs)...)
+	be := &backendEntry{obj: obj, b: b, valid: len(errs) == 0}
+	c.seenBackends[key] = be
+	c.inv.backends = append(c.inv.backends, be)
+}
+
+// index orders what was collected and finds each Glance by its names;
+// a backend that could not be decoded still names its Glance in most
+// cases: that Glance must not be reported rendered without it.
+func (c *collector) index() {
+	inv := c.inv
+	for _, g := range c.glances {
 		inv.glances = append(inv.glances, g)
 		for _, n := range g.names {
 			if _, taken := inv.byName[objKey{g.g.Namespace, n}]; !taken || n == g.g.Name {
@@ -162,9 +197,7 @@ func collect(items fn.KubeObjects) (*inventory, []findings.Finding) {
 	slices.SortFunc(inv.glances, func(a, b *glanceEntry) int {
 		return cmp.Or(cmp.Compare(a.g.Namespace, b.g.Namespace), cmp.Compare(a.g.Name, b.g.Name))
 	})
-	// A backend that could not be decoded still names its Glance in most
-	// cases: that Glance must not be reported rendered without it.
-	for _, obj := range broken {
+	for _, obj := range c.broken {
 		if obj.GetKind() != v1alpha1.GlanceBackendKind {
 			continue
 		}
@@ -176,7 +209,6 @@ func collect(items fn.KubeObjects) (*inventory, []findings.Finding) {
 	slices.SortFunc(inv.backends, func(a, b *backendEntry) int {
 		return cmp.Or(cmp.Compare(a.b.Namespace, b.b.Namespace), cmp.Compare(a.b.Name, b.b.Name))
 	})
-	return inv, results
 }
 
 // ruleSchema is the rule of what decoding and the API server's validation

@@ -184,30 +184,9 @@ func renderGlance(cfg config, inv *inventory, ge *glanceEntry) output {
 		out.report(rs...)
 	}
 
-	var generated []string
-	if len(p.drains) > 0 && !cfg.generate {
-		// The annotation asks for the drain, whoever writes the workload.
-		objs, err := workload.StoreDrains(g, p.drains, workloadAPIs(apis, wirings))
-		if err != nil {
-			out.report(findings.About(ge.obj, findings.Error, "store-drain", fmt.Sprintf("generating the store drain of Glance %s: %v", g.Name, err)))
-			return out
-		}
-		for _, o := range objs {
-			generated = append(generated, o.GetKind()+" "+o.GetName())
-		}
-		out.added = append(out.added, objs...)
-	}
-	if cfg.generate {
-		objs, rs, err := generate(inv, ge, apis, wirings, p.drains)
-		out.report(rs...)
-		if err != nil {
-			out.report(findings.About(ge.obj, findings.Error, ruleWorkload, fmt.Sprintf("generating the workload of Glance %s: %v", g.Name, err)))
-			return out
-		}
-		for _, o := range objs {
-			generated = append(generated, o.GetKind()+" "+o.GetName())
-		}
-		out.added = append(out.added, objs...)
+	generated, ok := generateFor(cfg, inv, ge, p, apis, wirings, &out)
+	if !ok {
+		return out
 	}
 	if len(ge.workloads) == 0 && len(generated) == 0 {
 		out.report(findings.About(ge.obj, findings.Warning, "no-workload", fmt.Sprintf(
@@ -220,6 +199,38 @@ func renderGlance(cfg config, inv *inventory, ge *glanceEntry) output {
 	}
 	out.report(findings.About(ge.obj, findings.Note, ruleSummary, fmt.Sprintf("rendered Glance %s: %s; wired %s", ge, summary(g, apis, names), done)))
 	return out
+}
+
+// generateFor is the workload stage of one Glance: the whole workload
+// (cfg.generate), or only the store drains the annotations ask for,
+// whoever writes the workload. It names what it generated; ok is false
+// when it failed (reported in out).
+func generateFor(cfg config, inv *inventory, ge *glanceEntry, p plan, apis []renderedAPI, wirings []wire.Wiring, out *output) (generated []string, ok bool) {
+	g := ge.g
+	var objs fn.KubeObjects
+	switch {
+	case cfg.generate:
+		var rs []findings.Finding
+		var err error
+		objs, rs, err = generate(inv, ge, apis, wirings, p.drains)
+		out.report(rs...)
+		if err != nil {
+			out.report(findings.About(ge.obj, findings.Error, ruleWorkload, fmt.Sprintf("generating the workload of Glance %s: %v", g.Name, err)))
+			return nil, false
+		}
+	case len(p.drains) > 0:
+		var err error
+		objs, err = workload.StoreDrains(g, p.drains, workloadAPIs(apis, wirings))
+		if err != nil {
+			out.report(findings.About(ge.obj, findings.Error, "store-drain", fmt.Sprintf("generating the store drain of Glance %s: %v", g.Name, err)))
+			return nil, false
+		}
+	}
+	for _, o := range objs {
+		generated = append(generated, o.GetKind()+" "+o.GetName())
+	}
+	out.added = append(out.added, objs...)
+	return generated, true
 }
 
 // lastWave puts every Glance and GlanceBackend that names no sync wave in

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"k8s.io/apimachinery/pkg/api/resource"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -274,7 +274,7 @@ func (s *scenario) seedDefaultsRun(t *testing.T) {
 	t.Helper()
 	want := map[string]string{
 		"pods/app.kubernetes.io/instance=glance,app.kubernetes.io/component=api": "70m 3024Mi  3024Mi",
-		"pods/app.kubernetes.io/component=db-sync":                                "70m 368Mi  368Mi",
+		"pods/app.kubernetes.io/component=db-sync":                               "70m 368Mi  368Mi",
 	}
 	for sel, w := range want {
 		out, err := s.n.Kubectl(nil, "-n", s.ns, "get", "pods", "-l", strings.TrimPrefix(sel, "pods/"), "-o",

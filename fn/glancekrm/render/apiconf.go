@@ -52,6 +52,32 @@ func (o options) overlay(top options) {
 func operatorDefaults(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, defaultStore string, policy bool) options {
 	s := &g.Spec
 	o := options{}
+	o.setDefaultSection(s, backends)
+	o.set("database", "max_retries", "-1")
+	o.set("database", "connection_recycle_time", "600")
+	o.setKeystone(s)
+	o.set("glance_store", "default_backend", defaultStore)
+	o.set("os_glance_staging_store", "filesystem_store_datadir", v1alpha1.PodStagingDir)
+	o.set("os_glance_tasks_store", "filesystem_store_datadir", v1alpha1.PodTasksDir)
+	o.set("paste_deploy", "flavor", "keystone")
+	o.set("paste_deploy", "config_file", v1alpha1.MountConfigDir+PasteFile)
+	if policy {
+		o.set("oslo_policy", "policy_file", v1alpha1.MountConfigDir+PolicyFile)
+	}
+	if s.SignatureVerification() {
+		// Glance verifies image signatures with certificates kept in
+		// barbican, which it finds through the internal Identity endpoint.
+		o.set("key_manager", "backend", "barbican")
+		o.set("barbican", "auth_endpoint", s.KeystoneEndpoint)
+		o.set("barbican", "barbican_endpoint_type", "internal")
+	}
+	o.setImport(s)
+	return o
+}
+
+// setDefaultSection is [DEFAULT]: the stores, the import methods, the
+// workers and keep-alive of the eventlet server, logging, the image cache.
+func (o options) setDefaultSection(s *v1alpha1.GlanceSpec, backends []*v1alpha1.GlanceBackend) {
 	stores := make([]string, len(backends))
 	for i, b := range backends {
 		stores[i] = b.Name + ":s3"
@@ -87,9 +113,11 @@ func operatorDefaults(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, de
 		o.set("DEFAULT", "image_cache_driver", "sqlite")
 		o.set("DEFAULT", "image_cache_max_size", strconv.FormatInt(s.ImageCacheMaxSize(), 10))
 	}
-	o.set("database", "max_retries", "-1")
-	o.set("database", "connection_recycle_time", "600")
+}
 
+// setKeystone is [keystone_authtoken]: the service user, by password or
+// application credential, and what validates tokens.
+func (o options) setKeystone(s *v1alpha1.GlanceSpec) {
 	ks := v1alpha1.SectionKeystone
 	o.set(ks, "auth_url", s.KeystoneEndpoint)
 	o.set(ks, "www_authenticate_uri", cmp.Or(s.KeystonePublicEndpoint, s.KeystoneEndpoint))
@@ -120,23 +148,10 @@ func operatorDefaults(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, de
 	if servers := s.MemcachedServers(); len(servers) > 0 {
 		o.set(ks, "memcached_servers", strings.Join(servers, ","))
 	}
+}
 
-	o.set("glance_store", "default_backend", defaultStore)
-	o.set("os_glance_staging_store", "filesystem_store_datadir", v1alpha1.PodStagingDir)
-	o.set("os_glance_tasks_store", "filesystem_store_datadir", v1alpha1.PodTasksDir)
-	o.set("paste_deploy", "flavor", "keystone")
-	o.set("paste_deploy", "config_file", v1alpha1.MountConfigDir+PasteFile)
-	if policy {
-		o.set("oslo_policy", "policy_file", v1alpha1.MountConfigDir+PolicyFile)
-	}
-	if s.SignatureVerification() {
-		// Glance verifies image signatures with certificates kept in
-		// barbican, which it finds through the internal Identity endpoint.
-		o.set("key_manager", "backend", "barbican")
-		o.set("barbican", "auth_endpoint", s.KeystoneEndpoint)
-		o.set("barbican", "barbican_endpoint_type", "internal")
-	}
-
+// setImport is the import filtering and plugins.
+func (o options) setImport(s *v1alpha1.GlanceSpec) {
 	// All six filter lists are written, the empty ones as "[]": an absent
 	// option is glance's own default, which is wider. They are bounded
 	// ListOpts, so the brackets are required.
@@ -161,7 +176,6 @@ func operatorDefaults(g *v1alpha1.Glance, backends []*v1alpha1.GlanceBackend, de
 		// part of the first and last role.
 		o.set("inject_metadata_properties", "ignore_user_roles", strings.Join(roles, ","))
 	}
-	return o
 }
 
 // renderAPIConf renders glance-api.conf in the seed operator's merge order:

@@ -197,6 +197,52 @@ type daemon struct {
 // option's) last. It runs until the test kills it, which ends every
 // process of the node.
 func (l layout) init(a Assets, cgroupRoot string, extra ...daemon) string {
+
+	var b strings.Builder
+	fmt.Fprintf(&b, `#!/bin/sh
+# The node's PID 1 (written by internal/testenv/node): network, mounts and
+# kernel settings of its own, then every daemon.
+set -eu
+S=%q
+ip link set lo up
+ip addr add %s/32 dev lo
+ip route add blackhole default
+# A Service address must have a route for a socket of the node's own to
+# connect to it (a blackhole refuses); kube-proxy then rewrites it.
+ip route add %s dev lo
+echo 1 > /proc/sys/net/ipv4/ip_forward
+echo 1 > /proc/sys/net/bridge/bridge-nf-call-iptables
+echo 1 > /proc/sys/net/bridge/bridge-nf-call-ip6tables
+# The paths kubelet, containerd and CNI fix, on tmpfs or the node's folder,
+# inside this mount namespace only.
+for d in /run /var/lib /var/log; do mount -t tmpfs -o mode=0755 tmpfs "$d"; done
+for d in /var/lib/kubelet /var/log/pods /var/log/containers; do
+  mkdir -p "$S/host$d" "$d"; mount --bind "$S/host$d" "$d"
+done
+mkdir -p /run/containerd /var/lib/cni
+# The kubelet reads these (protectKernelDefaults) and would otherwise ask
+# to change them on the host.
+for k in kernel/panic kernel/panic_on_oops vm/overcommit_memory vm/panic_on_oom; do
+  mount --bind "$S/sysctl/$(echo "$k" | tr / .)" "/proc/sys/$k"
+done
+cd "$S"
+# Each daemon restarts when it exits, as under systemd: the controller
+# manager, for one, exits when it starts before the API server's RBAC.
+start() {
+  name=$1; shift
+  ( set +e; while :; do "$@"; echo "glance-krm-node: $name exited with $?; restarting" >&2; sleep 1; done ) > "$S/log/$name.log" 2>&1 &
+}
+`, l.dir, IP, serviceCIDR)
+	for _, d := range append(l.daemons(a), extra...) {
+		fmt.Fprintf(&b, "start %s %s\n", d.name, shellQuote(d.argv))
+	}
+	b.WriteString("echo started > \"$S/started\"\nwhile :; do wait || true; sleep 1; done\n")
+	return b.String()
+}
+
+// daemons are the node's own programs and their flags, in the order init
+// starts them.
+func (l layout) daemons(a Assets) []daemon {
 	pki := l.pki
 	apiserver := []string{a.bin("kube-apiserver"),
 		"--etcd-servers=http://127.0.0.1:2379",
@@ -247,51 +293,11 @@ func (l layout) init(a Assets, cgroupRoot string, extra ...daemon) string {
 		"--quota-backend-bytes=4294967296",
 	}
 	containerd := []string{"containerd", "--config", l.path("containerd.toml")}
-
-	var b strings.Builder
-	fmt.Fprintf(&b, `#!/bin/sh
-# The node's PID 1 (written by internal/testenv/node): network, mounts and
-# kernel settings of its own, then every daemon.
-set -eu
-S=%q
-ip link set lo up
-ip addr add %s/32 dev lo
-ip route add blackhole default
-# A Service address must have a route for a socket of the node's own to
-# connect to it (a blackhole refuses); kube-proxy then rewrites it.
-ip route add %s dev lo
-echo 1 > /proc/sys/net/ipv4/ip_forward
-echo 1 > /proc/sys/net/bridge/bridge-nf-call-iptables
-echo 1 > /proc/sys/net/bridge/bridge-nf-call-ip6tables
-# The paths kubelet, containerd and CNI fix, on tmpfs or the node's folder,
-# inside this mount namespace only.
-for d in /run /var/lib /var/log; do mount -t tmpfs -o mode=0755 tmpfs "$d"; done
-for d in /var/lib/kubelet /var/log/pods /var/log/containers; do
-  mkdir -p "$S/host$d" "$d"; mount --bind "$S/host$d" "$d"
-done
-mkdir -p /run/containerd /var/lib/cni
-# The kubelet reads these (protectKernelDefaults) and would otherwise ask
-# to change them on the host.
-for k in kernel/panic kernel/panic_on_oops vm/overcommit_memory vm/panic_on_oom; do
-  mount --bind "$S/sysctl/$(echo "$k" | tr / .)" "/proc/sys/$k"
-done
-cd "$S"
-# Each daemon restarts when it exits, as under systemd: the controller
-# manager, for one, exits when it starts before the API server's RBAC.
-start() {
-  name=$1; shift
-  ( set +e; while :; do "$@"; echo "glance-krm-node: $name exited with $?; restarting" >&2; sleep 1; done ) > "$S/log/$name.log" 2>&1 &
-}
-`, l.dir, IP, serviceCIDR)
-	for _, d := range append([]daemon{
+	return []daemon{
 		{"containerd", containerd}, {"etcd", etcd}, {"kube-apiserver", apiserver},
 		{"kube-controller-manager", controllerManager}, {"kube-scheduler", scheduler},
 		{"kubelet", kubelet}, {"kube-proxy", kubeProxy},
-	}, extra...) {
-		fmt.Fprintf(&b, "start %s %s\n", d.name, shellQuote(d.argv))
 	}
-	b.WriteString("echo started > \"$S/started\"\nwhile :; do wait || true; sleep 1; done\n")
-	return b.String()
 }
 
 func shellQuote(argv []string) string {

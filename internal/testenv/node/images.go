@@ -60,31 +60,59 @@ func BuildArchive(path string, img Image) error {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(work) }()
+	layers, err := imageLayers(work, img)
+	if err != nil {
+		return err
+	}
+	config, manifest := imageConfig(img, layers)
+	tag := img.Ref[strings.LastIndex(img.Ref, ":")+1:]
+	index, _ := json.Marshal(map[string]any{
+		"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+		"manifests": []map[string]any{{
+			"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": manifest.digest, "size": manifest.size,
+			"annotations": map[string]string{"io.containerd.image.name": img.Ref, "org.opencontainers.image.ref.name": tag},
+		}},
+	})
+	tmp := filepath.Join(work, "image.tar")
+	if err := writeArchive(tmp, index, append([]blob{config, manifest}, layers...)); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// imageLayers are the image's layers, written into work: its root file
+// system, then its files.
+func imageLayers(work string, img Image) ([]blob, error) {
 	var layers []blob
 	if img.Dir != "" {
 		f := filepath.Join(work, "rootfs.tar")
 		// GNU tar keeps hard links, devices and numeric owners as they are.
 		if out, err := exec.Command("tar", "--numeric-owner", "--xattrs", "--sort=name", "--mtime=@0", "-C", img.Dir,
 			"--exclude=./proc/*", "--exclude=./dev/*", "--exclude=./sys/*", "-cf", f, ".").CombinedOutput(); err != nil {
-			return fmt.Errorf("tar %s: %w\n%s", img.Dir, err, out)
+			return nil, fmt.Errorf("tar %s: %w\n%s", img.Dir, err, out)
 		}
 		b, err := fileBlob(f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		layers = append(layers, b)
 	}
 	if len(img.Files) > 0 {
 		f := filepath.Join(work, "files.tar")
 		if err := writeFilesLayer(f, img.Files); err != nil {
-			return err
+			return nil, err
 		}
 		b, err := fileBlob(f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		layers = append(layers, b)
 	}
+	return layers, nil
+}
+
+// imageConfig are the image's config and manifest blobs.
+func imageConfig(img Image, layers []blob) (config, manifest blob) {
 	diffIDs := make([]string, len(layers))
 	descs := make([]map[string]any, len(layers))
 	for i, l := range layers {
@@ -103,25 +131,21 @@ func BuildArchive(path string, img Image) error {
 	if img.WorkingDir != "" {
 		cfg["WorkingDir"] = img.WorkingDir
 	}
-	config := jsonBlob(map[string]any{
+	config = jsonBlob(map[string]any{
 		"architecture": "amd64", "os": "linux", "created": time.Unix(0, 0).UTC().Format(time.RFC3339),
 		"config": cfg, "rootfs": map[string]any{"type": "layers", "diff_ids": diffIDs},
 	})
-	manifest := jsonBlob(map[string]any{
+	manifest = jsonBlob(map[string]any{
 		"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
 		"config": map[string]any{"mediaType": "application/vnd.oci.image.config.v1+json", "digest": config.digest, "size": config.size},
 		"layers": descs,
 	})
-	tag := img.Ref[strings.LastIndex(img.Ref, ":")+1:]
-	index, _ := json.Marshal(map[string]any{
-		"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
-		"manifests": []map[string]any{{
-			"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": manifest.digest, "size": manifest.size,
-			"annotations": map[string]string{"io.containerd.image.name": img.Ref, "org.opencontainers.image.ref.name": tag},
-		}},
-	})
-	tmp := filepath.Join(work, "image.tar")
-	out, err := os.Create(tmp)
+	return config, manifest
+}
+
+// writeArchive writes an OCI layout as one tar file at path.
+func writeArchive(path string, index []byte, blobs []blob) error {
+	out, err := os.Create(path)
 	if err != nil {
 		return err
 	}
@@ -137,7 +161,7 @@ func BuildArchive(path string, img Image) error {
 	if err == nil {
 		err = add("index.json", int64(len(index)), bytes.NewReader(index))
 	}
-	for _, b := range append([]blob{config, manifest}, layers...) {
+	for _, b := range blobs {
 		if err != nil {
 			break
 		}
@@ -149,10 +173,7 @@ func BuildArchive(path string, img Image) error {
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return err
 }
 
 // blob is one content-addressed file of the archive.
