@@ -229,6 +229,17 @@ func TestOwnership(t *testing.T) {
 			results:  []want{{fn.Info, "wired Deployment glance"}},
 			contains: []string{"image: ghcr.io/c5c3/glance:2025.2"},
 		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) { runCase(t, c) })
+	}
+}
+
+// The functionConfig, the input's shape, and the options of the release:
+// what the function refuses or warns of before it wires anything.
+func TestConfigInputAndOptions(t *testing.T) {
+	two := docs(testGlance, testBackend("primary", "glance", true))
+	cases := map[string]ownershipCase{
 		"the credentials image comes from the functionConfig": {
 			input:    docs(two, testWorkload("glance", "", plainContainer)),
 			config:   "apiVersion: fn.glance.openstack.c5c3.io/v1alpha1\nkind: RenderGlanceConfig\nmetadata: {name: f}\nspec: {credentialsImage: mirror.local/glance-krm-fn:v0.1.0}\n",

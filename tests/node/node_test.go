@@ -110,20 +110,7 @@ func TestNode(t *testing.T) {
 	if needKeystone {
 		ks = installKeystone(t, n, keystone, servicePassword)
 	}
-	if _, err := n.Kubectl(nil, "apply", "--server-side", "-f", filepath.Join(testenv.RepoRoot(), "krm", "crds")); err != nil {
-		t.Fatal(err)
-	}
-	if len(engines) > 0 {
-		// Gateway API's HTTPRoute CRD, from the module go.mod requires: the
-		// engines' Glances carry an HTTPRoute.
-		crd, err := testenv.GatewayAPICRD()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := n.Kubectl(nil, "apply", "--server-side", "-f", crd); err != nil {
-			t.Fatal(err)
-		}
-	}
+	installCRDs(t, n, len(engines) > 0)
 	installController(t, n, kustomize, ours.controller)
 	if err := n.InstallMetricsServer(node.Cache()); err != nil {
 		t.Fatal(err)
@@ -183,6 +170,26 @@ func TestNode(t *testing.T) {
 		}
 	}
 	t.Logf("the engines' figures:\n%s", gitopsBench)
+}
+
+// installCRDs applies glance-krm's CRDs and, for the engines' Glances,
+// which carry an HTTPRoute, Gateway API's HTTPRoute CRD (from the module
+// go.mod requires).
+func installCRDs(t *testing.T, n *node.Node, gateway bool) {
+	t.Helper()
+	if _, err := n.Kubectl(nil, "apply", "--server-side", "-f", filepath.Join(testenv.RepoRoot(), "krm", "crds")); err != nil {
+		t.Fatal(err)
+	}
+	if !gateway {
+		return
+	}
+	crd, err := testenv.GatewayAPICRD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Kubectl(nil, "apply", "--server-side", "-f", crd); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // kubectlReleases are the releases the plain-kubectl door runs: the one
