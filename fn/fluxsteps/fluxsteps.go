@@ -26,11 +26,11 @@ const (
 
 // Command is the pre-render step for Flux (hack/flux-prerender.sh): a
 // kustomize build of an overlay running glance-krm on stdin; into DIR,
-// one folder per wave (glancekrm.FluxSteps), each holding the objects of
+// one folder per wave (FluxSteps), each holding the objects of
 // its wave in resources.yaml and a kustomization.yaml naming it, for a
 // chain of Flux Kustomizations. The rendered copies the previous run's
 // folders held and the build no longer does are carried over
-// (glancekrm.KeepHistory), into the first folder with the rest of the
+// (KeepHistory), into the first folder with the rest of the
 // rendered files. The single folder an earlier version wrote into DIR is
 // read as the previous run and removed.
 func Command(args []string, stdin io.Reader, _ io.Writer, stderr io.Writer) int {
@@ -66,7 +66,7 @@ func Command(args []string, stdin io.Reader, _ io.Writer, stderr io.Writer) int 
 // the files of an earlier single-folder layout to remove.
 func previousSteps(dir string) (prev []byte, legacy []string, err error) {
 	var files []string
-	for _, s := range glancekrm.FluxSteps {
+	for _, s := range FluxSteps {
 		files = append(files, filepath.Join(dir, s, "resources.yaml"))
 	}
 	k, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
@@ -99,22 +99,22 @@ func previousSteps(dir string) (prev []byte, legacy []string, err error) {
 // writeSteps writes every folder, each file whole (written aside, then
 // renamed), only once all of them are known to render.
 func writeSteps(dir string, prev, cur []byte) error {
-	kept, err := glancekrm.KeepHistory(prev, cur)
+	kept, err := KeepHistory(prev, cur)
 	if err != nil {
 		return err
 	}
-	steps, err := glancekrm.SplitSteps(kept)
+	steps, err := SplitSteps(kept)
 	if err != nil {
 		return err
 	}
-	for i, s := range glancekrm.FluxSteps {
+	for i, s := range FluxSteps {
 		d := filepath.Join(dir, s)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
 		after := "nothing: apply it first"
 		if i > 0 {
-			after = "step " + glancekrm.FluxSteps[i-1] + " is ready"
+			after = "step " + FluxSteps[i-1] + " is ready"
 		}
 		k := fmt.Sprintf("%sstep %s of an overlay's rendered\n# output, for a builder without plugins (Flux); apply it once %s\n# (docs/doors.md). Do not edit; render again.\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - resources.yaml\n",
 			stepHeader, s, after)
@@ -152,7 +152,7 @@ func writeFile(path string, data []byte) error {
 
 // KeepHistoryCommand is the pre-render step for Flux (README, "Flux"): a
 // kustomize build's output on stdin, the output with the rendered copies
-// of --previous carried over on stdout (glancekrm.KeepHistory).
+// of --previous carried over on stdout (KeepHistory).
 func KeepHistoryCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("keep-history", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -173,7 +173,7 @@ func KeepHistoryCommand(args []string, stdin io.Reader, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "%s: reading stdin: %v\n", glancekrm.Name, err)
 		return 1
 	}
-	out, err := glancekrm.KeepHistory(prev, cur)
+	out, err := KeepHistory(prev, cur)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: keep-history: %v\n", glancekrm.Name, err)
 		return 1

@@ -1,4 +1,4 @@
-package glancekrm
+package fluxsteps
 
 import (
 	"strings"

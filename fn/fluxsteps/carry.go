@@ -1,4 +1,4 @@
-package glancekrm
+package fluxsteps
 
 import (
 	"bytes"
@@ -93,6 +93,9 @@ func KeepHistory(previous, current []byte) ([]byte, error) {
 
 // renderedCopy is the group of a hashed Secret or ConfigMap the function
 // rendered.
+// objKey is an object by namespace and name.
+type objKey struct{ ns, name string }
+
 func renderedCopy(o *fn.KubeObject) (history.Key, bool) {
 	k, ok := history.KeyOf(o)
 	return k, ok && (k.Component == v1alpha1.ComponentBackends || k.Component == v1alpha1.ComponentConfig)
