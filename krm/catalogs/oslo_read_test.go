@@ -1,9 +1,10 @@
-package glancekrm
+package catalogs_test
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -156,4 +157,8 @@ func writeConf(t *testing.T, f *oslo.File) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }

@@ -1,4 +1,4 @@
-package glancekrm
+package catalogs_test
 
 import (
 	"bufio"
