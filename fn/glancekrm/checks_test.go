@@ -1,6 +1,7 @@
 package glancekrm
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -10,6 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/c5c3/glance-krm/fn/findings"
+	"github.com/c5c3/glance-krm/fn/glancekrm/decode"
+	"github.com/c5c3/glance-krm/krm/catalogs"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
@@ -290,5 +293,204 @@ func TestWorkersUnderUWSGI(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExtraConfigFileSpelling: oslo.config reads a command-line option
+// from a file by its dest (use_json), never by its command-line spelling
+// (use-json), in [DEFAULT] (oslo.log) as in any other section (the
+// keystoneauth session options of [barbican_service_user]). On every
+// release with a catalog, through the whole function, the file spelling
+// renders and the command-line spelling fails the build naming the file
+// spelling. A deprecated spelling oslo.config still reads, with a warning,
+// is refused too: [DEFAULT] logdir for log_dir by the release rules, and
+// [DEFAULT] sql_connection, which is [database] connection, by the
+// owned-option rule before the release rules (as on a release without a
+// catalog: TestDeprecatedSpellingsRefused). TestCatalogsReadByOsloConfig
+// proves the catalogs right against each release's oslo.config.
+func TestExtraConfigFileSpelling(t *testing.T) {
+	for _, release := range catalogs.Releases() {
+		for _, o := range []struct{ section, refused, file, by string }{
+			{"DEFAULT", "use-json", "use_json", ""},
+			{"DEFAULT", "log-date-format", "log_date_format", ""},
+			{"barbican_service_user", "split-loggers", "split_loggers", ""},
+			{"DEFAULT", "logdir", "log_dir", ""},
+			{"DEFAULT", "sql_connection", "", `option "sql_connection" in section [DEFAULT] is a deprecated spelling of [database] connection`},
+		} {
+			t.Run(release+"/"+o.section+"/"+o.refused, func(t *testing.T) {
+				glance := strings.Replace(testGlance, `"2025.2"`, `"`+release+`"`, 2) +
+					fmt.Sprintf("  extraConfig: {%s: {%%s: 'true'}}\n", o.section)
+				run := func(key string) (*fn.ResourceList, bool) {
+					t.Helper()
+					out, failed := runFn(t, resourceList(t, []byte(docs(fmt.Sprintf(glance, key), testBackend("primary", "glance", true)))))
+					rl, err := fn.ParseResourceList(out)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return rl, failed
+				}
+
+				if o.file != "" {
+					rl, failed := run(o.file)
+					if failed {
+						t.Fatalf("[%s] %s refused:\n%s", o.section, o.file, resultLines(rl.Results))
+					}
+					conf := ""
+					for _, obj := range rl.Items {
+						if obj.GetLabel(v1alpha1.LabelComponent) == v1alpha1.ComponentConfig {
+							conf, _, _ = obj.NestedString("data", v1alpha1.KeyGlanceAPIConf)
+						}
+					}
+					if !strings.Contains(conf, "["+o.section+"]\n") || !strings.Contains(conf, "\n"+o.file+" = true\n") {
+						t.Errorf("glance-api.conf lacks [%s] %s = true:\n%s", o.section, o.file, conf)
+					}
+				}
+
+				rl, failed := run(o.refused)
+				field := fmt.Sprintf("spec.extraConfig[%s][%s]", o.section, o.refused)
+				var refused *fn.Result
+				for _, r := range rl.Results {
+					if r.Severity == fn.Error && r.Field != nil && r.Field.Path == field {
+						refused = r
+					}
+				}
+				by := o.by
+				if by == "" {
+					by = fmt.Sprintf("option %q is not an option of section [%s] in Glance %s", o.refused, o.section, release)
+				}
+				switch {
+				case !failed || refused == nil:
+					t.Errorf("[%s] %s not refused at %s (failed %v):\n%s", o.section, o.refused, field, failed, resultLines(rl.Results))
+				case !strings.Contains(refused.Message, by):
+					t.Errorf("[%s] %s refused by another rule: %s", o.section, o.refused, refused.Message)
+				case o.file != "" && !strings.HasSuffix(refused.Message, fmt.Sprintf("did you mean %q?", o.file)):
+					t.Errorf("[%s] %s refused without naming %s: %s", o.section, o.refused, o.file, refused.Message)
+				}
+			})
+		}
+	}
+}
+
+// TestRenderedOptionsInCatalog: every option the function renders into
+// glance-api.conf (JSON logging names its logging.conf in
+// log_config_append, an oslo.log command-line option) is one the
+// release's catalog says Glance reads from a file: explain warns of
+// "unknown-option" for any that is not, and the catalog, not the render,
+// was wrong while it held the command-line spellings.
+func TestRenderedOptionsInCatalog(t *testing.T) {
+	for _, release := range catalogs.Releases() {
+		t.Run(release, func(t *testing.T) {
+			cat := catalogs.For(release)
+			glance := strings.Replace(testGlance, `"2025.2"`, `"`+release+`"`, 2) + "  logging: {format: json}\n"
+			out, failed := runFn(t, resourceList(t, []byte(docs(glance, testBackend("primary", "glance", true)))))
+			rl, err := fn.ParseResourceList(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if failed {
+				t.Fatalf("refused:\n%s", resultLines(rl.Results))
+			}
+			conf := ""
+			for _, obj := range rl.Items {
+				if obj.GetLabel(v1alpha1.LabelComponent) == v1alpha1.ComponentConfig {
+					conf, _, _ = obj.NestedString("data", v1alpha1.KeyGlanceAPIConf)
+				}
+			}
+			sections, err := v1alpha1.ReadRenderedINI([]byte(conf))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := sections["DEFAULT"]["log_config_append"]; !ok {
+				t.Fatalf("JSON logging renders no log_config_append:\n%s", conf)
+			}
+			for _, s := range sortedNames(sections) {
+				known, ok := cat.Section(s)
+				if !ok {
+					continue // a section the catalog does not describe: explain does not judge it either
+				}
+				for _, k := range sortedNames(sections[s]) {
+					if _, ok := known[k]; !ok {
+						t.Errorf("glance-api.conf renders [%s] %s, which krm/catalogs/%s.json says Glance does not read", s, k, release)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestUpgradePathUnderKpt: the package keeps the previous render, so a
+// change of openStackRelease is judged from the release it was rendered
+// for: the next release and SLURP to SLURP pass, a skip and a downgrade
+// are refused on spec.openStackRelease with the seed's reasons, and a
+// refused change leaves the package as it was. Under kustomize (no
+// previous render in the input) nothing is judged.
+func TestUpgradePathUnderKpt(t *testing.T) {
+	s := newState(t, "testdata/standalone/input.yaml")
+	// The hand-written workload names no image of its own: spec.image
+	// follows the release here (a tag naming another release is refused).
+	containers, _, err := s.object("Deployment", "glance").NestedSlice("spec", "template", "spec", "containers")
+	if err != nil || len(containers) == 0 {
+		t.Fatalf("the Deployment's containers: %v", err)
+	}
+	for _, c := range containers {
+		if _, err := c.RemoveNestedField("image"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.object("Deployment", "glance").SetNestedField(containers, "spec", "template", "spec", "containers"); err != nil {
+		t.Fatal(err)
+	}
+	try := func(release string) fn.Results {
+		t.Helper()
+		s.set("Glance", "glance", release, "spec", "openStackRelease")
+		s.set("Glance", "glance", release, "spec", "image", "tag")
+		b, err := s.rl.ToYAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, failed := runFn(t, b)
+		rl, err := fn.ParseResourceList(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !failed {
+			s.rl = rl
+			s.rl.Results = nil
+			return nil
+		}
+		return rl.Results
+	}
+	refused := func(rs fn.Results, reason string, words ...string) {
+		t.Helper()
+		for _, r := range rs {
+			if r.Severity == fn.Error && r.Tags["reason"] == reason && r.Field != nil && r.Field.Path == "spec.openStackRelease" {
+				for _, w := range words {
+					if !strings.Contains(r.Message, w) {
+						t.Errorf("the %s result does not say %q: %s", reason, w, r.Message)
+					}
+				}
+				return
+			}
+		}
+		t.Errorf("no error with reason %s on spec.openStackRelease; results: %v", reason, rs)
+	}
+	for _, ok := range []string{"2025.1", "2025.2", "2026.1"} {
+		if rs := try(ok); rs != nil {
+			t.Fatalf("%s after the previous render was refused: %v", ok, rs)
+		}
+	}
+	refused(try("2027.2"), v1alpha1.ReasonUpgradePathInvalid, "from 2026.1 to 2027.2 over 2026.2, 2027.1", "2026.1 -> 2026.2 -> 2027.1 -> 2027.2", "previous render is for 2026.1")
+	refused(try("2025.2"), v1alpha1.ReasonDowngradeNotSupported, "goes down from 2026.1 to 2025.2")
+	if rs := try("2026.2"); rs != nil {
+		t.Fatalf("2026.2 after 2026.1 was refused: %v", rs)
+	}
+
+	// Under kustomize the input's copies are a base's: no previous render.
+	s.set("Glance", "glance", "2026.2", "spec", "openStackRelease")
+	if err := s.object("Glance", "glance").SetAnnotation(decode.AnnotationKustomizeID, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if rs := try("2025.1"); rs != nil {
+		t.Errorf("under kustomize a release change was judged: %v", rs)
 	}
 }

@@ -9,11 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/c5c3/glance-krm/fn/glancekrm/render"
-
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/ini.v1"
 
+	"github.com/c5c3/glance-krm/fn/glancekrm/render"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 

@@ -2,15 +2,19 @@ package glancekrm
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
@@ -214,4 +218,221 @@ func TestStoreDrainOfTheDefaultMovedAway(t *testing.T) {
 	}) {
 		t.Errorf("the drain of a former default did not pass: %v", rl.Results)
 	}
+}
+
+// TestStoreDrainNamesFit walks the longest names the CRDs allow (a Glance
+// of MaxGlanceNameLength, a store of a DNS subdomain's 253 characters,
+// dotted, and mixes of both with short ones): every object the drain
+// generates is named within its kind's limit (a Job within 63 characters,
+// a DNS label, since its pods carry its name in a label), every label
+// value is one, two stores never share a name, and the record and Job
+// are the ones krm/v1alpha1 names (what explain and the controller look
+// up).
+func TestStoreDrainNamesFit(t *testing.T) {
+	glance43 := "g" + strings.Repeat("l", v1alpha1.MaxGlanceNameLength-1)
+	dotted := strings.Repeat(strings.Repeat("s", 62)+".", 4) + "s"
+	long := strings.Repeat("s", 252) + "x"
+	for _, glance := range []string{"glance", strings.Repeat("g", 30), glance43} {
+		for _, stores := range [][2]string{{"a", "b"}, {strings.Repeat("s", 25), "b"}, {dotted, long}, {long, dotted}, {dotted, "b"}} {
+			t.Run(fmt.Sprintf("%d-%d-%d", len(glance), len(stores[0]), len(stores[1])), func(t *testing.T) {
+				g := strings.Replace(glanceWith("  networkPolicy: {ingress: [{namespaceSelector: {}}]}\n"), "name: glance, namespace: ns", "name: "+glance+", namespace: ns", 1)
+				backends := []string{drainingBackend(stores[0], "target", false), drainingBackend(stores[1], "target", false), testBackend("target", glance, true)}
+				for i := range backends[:2] {
+					backends[i] = strings.Replace(backends[i], "glanceRef: {name: glance}", "glanceRef: {name: "+glance+"}", 1)
+					backends[i] = strings.Replace(backends[i], "bucket: "+stores[i]+"-bucket", "bucket: b"+strconv.Itoa(i), 1)
+				}
+				rl, failed := runFnOn(t, docs(append([]string{g}, backends...)...))
+				if failed {
+					t.Fatalf("failed: %v", rl.Results)
+				}
+				seen := map[string]bool{}
+				jobs, records := map[string]string{}, map[string]bool{}
+				for _, o := range rl.Items {
+					id := o.GetKind() + "/" + o.GetName()
+					if seen[id] {
+						t.Errorf("two %s", id)
+					}
+					seen[id] = true
+					checkName(t, o)
+					if o.GetKind() == "Job" && o.GetAnnotation(v1alpha1.AnnotationDrainFrom) != "" {
+						jobs[o.GetAnnotation(v1alpha1.AnnotationDrainFrom)] = o.GetName()
+					}
+					if o.GetKind() == "ConfigMap" && o.GetLabel(v1alpha1.LabelComponent) == v1alpha1.ComponentDrainRecord {
+						records[o.GetName()] = true
+					}
+				}
+				for _, s := range stores {
+					job := jobs[s]
+					if job == "" || job != v1alpha1.DrainJobName(glance, s, job[len(job)-8:]) {
+						t.Errorf("store %s: drain Job %q, not the one v1alpha1.DrainJobName names", s, job)
+					}
+					if !records[v1alpha1.DrainRecordName(glance, s)] {
+						t.Errorf("store %s: no record %s", s, v1alpha1.DrainRecordName(glance, s))
+					}
+				}
+			})
+		}
+	}
+}
+
+// checkName checks an object's name and label values (its own, and its
+// pods') with Kubernetes' own validators.
+func checkName(t *testing.T, o *fn.KubeObject) {
+	t.Helper()
+	name := o.GetName()
+	errs := validation.IsDNS1123Subdomain(name)
+	switch o.GetKind() {
+	case "Job":
+		errs = append(errs, validation.IsDNS1123Label(name)...)
+		errs = append(errs, validation.IsValidLabelValue(name)...)
+	case "Service":
+		errs = append(errs, validation.IsDNS1035Label(name)...)
+	}
+	for _, e := range errs {
+		t.Errorf("%s %s: %s", o.GetKind(), name, e)
+	}
+	labels := []map[string]string{o.GetLabels()}
+	for _, path := range [][]string{{"spec", "template", "metadata", "labels"}, {"spec", "jobTemplate", "spec", "template", "metadata", "labels"}} {
+		if l, found, _ := o.NestedStringMap(path...); found {
+			labels = append(labels, l)
+		}
+	}
+	for _, l := range labels {
+		for k, v := range l {
+			for _, e := range append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...) {
+				t.Errorf("%s %s: label %s=%s: %s", o.GetKind(), name, k, v, e)
+			}
+		}
+	}
+}
+
+// drainPolicyGlance reaches Keystone through a Service's cluster name, the
+// database and memcached on ports of their own.
+const drainPolicyGlance = `apiVersion: glance.openstack.c5c3.io/v1alpha1
+kind: Glance
+metadata: {name: glance, namespace: ns}
+spec:
+  openStackRelease: "2025.2"
+  image: {repository: ghcr.io/c5c3/glance, tag: "2025.2"}
+  database: {host: mariadb, port: 3307, database: glance, secretRef: {name: db}}
+  cache: {servers: ["memcached:11212"]}
+  keystoneEndpoint: http://keystone.identity.svc:5000/v3
+  serviceUser: {secretRef: {name: svc}}
+  networkPolicy: {ingress: [{namespaceSelector: {}}]}
+`
+
+// TestStoreDrainNetworkPolicy: the drain pods reach DNS, the pods of the
+// API they copy through on its port, Keystone and the target's S3 host
+// (each named as a NetworkPolicy can: a Service's cluster name by its
+// namespace, an address by itself, any other host by its port alone) and
+// the API server's ports; never the database, memcached or the leaving
+// store's host.
+func TestStoreDrainNetworkPolicy(t *testing.T) {
+	for name, tc := range map[string]struct {
+		host, target string // the target store's s3.host, and how its rule reads
+	}{
+		"a Service":             {"http://rgw.storage.svc.cluster.local:7480", "namespace storage:7480"},
+		"a Service, short":      {"http://rgw.storage.svc:7480", "namespace storage:7480"},
+		"an IPv4 address":       {"http://10.1.2.3:7480", "10.1.2.3/32:7480"},
+		"an IPv6 address":       {"'http://[fd00::7]:7480'", "fd00::7/128:7480"},
+		"a name outside":        {"https://s3.example:7480", "any:7480"},
+		"a name, scheme's port": {"https://s3.example", "any:443"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			target := strings.Replace(testBackend("b", "glance", true), "https://s3.example", tc.host, 1)
+			leaving := strings.Replace(drainingBackend("a", "b", false), "https://s3.example", "http://s3-a.example:7481", 1)
+			rl, failed := runFnOn(t, docs(drainPolicyGlance, leaving, target))
+			if failed {
+				t.Fatalf("failed: %v", rl.Results)
+			}
+			var policy *networkingv1.NetworkPolicy
+			for _, o := range rl.Items {
+				if o.GetKind() == "NetworkPolicy" && o.GetName() == "glance-store-drain" {
+					policy = &networkingv1.NetworkPolicy{}
+					if err := o.As(policy); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if policy == nil {
+				t.Fatal("no drain NetworkPolicy")
+			}
+			want := []string{
+				"any:udp/53", "any:53", "any:443", "any:6443",
+				"pods app.kubernetes.io/component=api,app.kubernetes.io/instance=glance,app.kubernetes.io/name=glance:9292",
+				"namespace identity:5000",
+				tc.target,
+			}
+			got := admitted(policy)
+			for _, w := range want {
+				if !got[w] {
+					t.Errorf("the drain policy does not admit %s; it admits %v", w, keys(got))
+				}
+			}
+			for a := range got {
+				for _, forbidden := range []string{":3307", ":11212", ":7481"} {
+					if strings.HasSuffix(a, forbidden) {
+						t.Errorf("the drain policy admits %s (the database, memcached or the leaving store)", a)
+					}
+				}
+			}
+			if len(got) != len(want)-btoi(tc.target == "any:443") {
+				t.Errorf("the drain policy admits %v, want exactly %v", keys(got), want)
+			}
+			if len(policy.Spec.Ingress) != 0 || len(policy.Spec.PolicyTypes) != 2 {
+				t.Errorf("the drain pods take connections: %+v", policy.Spec)
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// admitted is each destination a policy admits, as peer:port ("any" for
+// a rule without peers; a UDP port is written udp/N).
+func admitted(p *networkingv1.NetworkPolicy) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range p.Spec.Egress {
+		peers := []string{"any"}
+		if len(r.To) > 0 {
+			peers = nil
+		}
+		for _, to := range r.To {
+			switch {
+			case to.IPBlock != nil:
+				peers = append(peers, to.IPBlock.CIDR)
+			case to.NamespaceSelector != nil && to.PodSelector == nil:
+				peers = append(peers, "namespace "+to.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"])
+			case to.PodSelector != nil && to.NamespaceSelector == nil:
+				l := to.PodSelector.MatchLabels
+				peers = append(peers, "pods "+strings.Join([]string{"app.kubernetes.io/component=" + l["app.kubernetes.io/component"],
+					"app.kubernetes.io/instance=" + l["app.kubernetes.io/instance"], "app.kubernetes.io/name=" + l["app.kubernetes.io/name"]}, ","))
+			default:
+				peers = append(peers, "unexpected peer")
+			}
+		}
+		for _, peer := range peers {
+			for _, port := range r.Ports {
+				proto := ""
+				if port.Protocol != nil && *port.Protocol == "UDP" {
+					proto = "udp/"
+				}
+				out[peer+":"+proto+port.Port.String()] = true
+			}
+		}
+	}
+	return out
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
