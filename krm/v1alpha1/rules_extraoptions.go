@@ -18,18 +18,23 @@ var extraOptionKey = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 
 // ExtraOptionOwners is the extraOptions denylist: each key the projection
 // renders itself, with the spec field that owns it, so the escape hatch
-// cannot silently contradict the typed spec.
-var ExtraOptionOwners = map[string]string{
-	"s3_store_host":                    "spec.s3.host",
-	"s3_store_bucket":                  "spec.s3.bucket",
-	"s3_store_access_key":              "spec.s3.credentialsSecretRef",
-	"s3_store_secret_key":              "spec.s3.credentialsSecretRef",
-	"s3_store_bucket_url_format":       "spec.s3.bucketURLFormat",
-	"s3_store_region_name":             "spec.s3.region",
-	"s3_store_create_bucket_on_put":    "spec.s3.createBucketOnPut",
-	"s3_store_large_object_size":       "spec.s3.largeObjectSize",
-	"s3_store_large_object_chunk_size": "spec.s3.largeObjectChunkSize",
-	"store_description":                "glance-krm (operator-owned; it names the GlanceBackend and its bucket)",
+// cannot silently contradict the typed spec. The typed fields' keys come
+// from TypedStoreOptions, but the CA bundle's, which the seed's denylist
+// leaves open.
+var ExtraOptionOwners = extraOptionOwners()
+
+func extraOptionOwners() map[string]string {
+	owners := map[string]string{
+		"s3_store_access_key": "spec.s3.credentialsSecretRef",
+		"s3_store_secret_key": "spec.s3.credentialsSecretRef",
+		"store_description":   "glance-krm (operator-owned; it names the GlanceBackend and its bucket)",
+	}
+	for _, o := range TypedStoreOptions {
+		if o.Option != "s3_store_cacert" {
+			owners[o.Option] = o.Field
+		}
+	}
+	return owners
 }
 
 // OwnedOptionMessage is the denylist message for one key.

@@ -1,6 +1,10 @@
 package v1alpha1
 
-import "strconv"
+import (
+	"reflect"
+	"strconv"
+	"strings"
+)
 
 // StoreOption is one option of a store's section that a typed field of the
 // GlanceBackend renders, and that field.
@@ -8,6 +12,9 @@ import "strconv"
 type StoreOption struct {
 	Field  string // the field's path, as results name it
 	Option string // the glance_store option it renders
+	// value is what the backend sets the option to; false leaves it out,
+	// so that glance_store's default applies.
+	value func(b *GlanceBackend) (string, bool)
 }
 
 // StoreSetting is a StoreOption the backend sets, with its value.
@@ -20,46 +27,58 @@ type StoreSetting struct {
 // TypedStoreOptions are the store options the typed fields render, in the
 // order the reference renders them (the function writes them in this
 // order; the release rules check each against the release's catalog).
+// Each field is named once, by its Go name: the path results name it by
+// comes from its JSON name (s3Option).
 var TypedStoreOptions = []StoreOption{
-	{"spec.s3.host", "s3_store_host"},
-	{"spec.s3.bucket", "s3_store_bucket"},
-	{"spec.s3.bucketURLFormat", "s3_store_bucket_url_format"},
-	{"spec.s3.region", "s3_store_region_name"},
-	{"spec.s3.createBucketOnPut", "s3_store_create_bucket_on_put"},
-	{"spec.s3.caBundleRef", "s3_store_cacert"},
-	{"spec.s3.largeObjectSize", "s3_store_large_object_size"},
-	{"spec.s3.largeObjectChunkSize", "s3_store_large_object_chunk_size"},
+	s3Option("Host", "s3_store_host", func(s *S3BackendSpec, _ string) (string, bool) { return s.Host, true }),
+	s3Option("Bucket", "s3_store_bucket", func(s *S3BackendSpec, _ string) (string, bool) { return s.Bucket, true }),
+	s3Option("BucketURLFormat", "s3_store_bucket_url_format", func(s *S3BackendSpec, _ string) (string, bool) { return s.BucketURLFormat, true }),
+	s3Option("Region", "s3_store_region_name", func(s *S3BackendSpec, _ string) (string, bool) { return s.Region, s.Region != "" }),
+	s3Option("CreateBucketOnPut", "s3_store_create_bucket_on_put", func(s *S3BackendSpec, _ string) (string, bool) {
+		return "true", s.CreateBucketOnPut
+	}),
+	s3Option("CABundleRef", "s3_store_cacert", func(s *S3BackendSpec, store string) (string, bool) {
+		return CABundlePath(store), s.CABundleRef != nil
+	}),
+	s3Option("LargeObjectSize", "s3_store_large_object_size", func(s *S3BackendSpec, _ string) (string, bool) {
+		return itoa(s.LargeObjectSize), s.LargeObjectSize != nil
+	}),
+	s3Option("LargeObjectChunkSize", "s3_store_large_object_chunk_size", func(s *S3BackendSpec, _ string) (string, bool) {
+		return itoa(s.LargeObjectChunkSize), s.LargeObjectChunkSize != nil
+	}),
+}
+
+// s3Option is the option a field of S3BackendSpec renders; its path is
+// spec.s3.<the field's JSON name>.
+func s3Option(goField, option string, value func(s *S3BackendSpec, store string) (string, bool)) StoreOption {
+	f, ok := reflect.TypeFor[S3BackendSpec]().FieldByName(goField)
+	if !ok {
+		panic("S3BackendSpec has no field " + goField)
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return StoreOption{Field: "spec.s3." + name, Option: option, value: func(b *GlanceBackend) (string, bool) {
+		return value(b.Spec.S3, b.Name)
+	}}
+}
+
+func itoa(v *int32) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.Itoa(int(*v))
 }
 
 // StoreSettings are the typed store options b sets, in TypedStoreOptions'
 // order: host, bucket and URL format always, the others only when set, so
 // that glance_store's defaults apply otherwise.
 func (b *GlanceBackend) StoreSettings() []StoreSetting {
-	s3 := b.Spec.S3
-	if s3 == nil {
+	if b.Spec.S3 == nil {
 		return nil
-	}
-	value := map[string]string{
-		"spec.s3.host": s3.Host, "spec.s3.bucket": s3.Bucket, "spec.s3.bucketURLFormat": s3.BucketURLFormat,
-		"spec.s3.region": s3.Region,
-	}
-	set := map[string]bool{"spec.s3.host": true, "spec.s3.bucket": true, "spec.s3.bucketURLFormat": true, "spec.s3.region": s3.Region != ""}
-	if s3.CreateBucketOnPut {
-		value["spec.s3.createBucketOnPut"], set["spec.s3.createBucketOnPut"] = "true", true
-	}
-	if s3.CABundleRef != nil {
-		value["spec.s3.caBundleRef"], set["spec.s3.caBundleRef"] = CABundlePath(b.Name), true
-	}
-	if v := s3.LargeObjectSize; v != nil {
-		value["spec.s3.largeObjectSize"], set["spec.s3.largeObjectSize"] = strconv.Itoa(int(*v)), true
-	}
-	if v := s3.LargeObjectChunkSize; v != nil {
-		value["spec.s3.largeObjectChunkSize"], set["spec.s3.largeObjectChunkSize"] = strconv.Itoa(int(*v)), true
 	}
 	var out []StoreSetting
 	for _, o := range TypedStoreOptions {
-		if set[o.Field] {
-			out = append(out, StoreSetting{o, value[o.Field]})
+		if v, set := o.value(b); set {
+			out = append(out, StoreSetting{o, v})
 		}
 	}
 	return out

@@ -1,10 +1,13 @@
 package v1alpha1
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 func TestStoreSettings(t *testing.T) {
@@ -39,16 +42,39 @@ func TestStoreSettings(t *testing.T) {
 	}
 }
 
-// TestTypedOptionsAreOwned: extraOptions cannot set an option a typed
-// field renders (the denylist names the same field), but the CA bundle's,
-// which the seed's denylist leaves open.
-func TestTypedOptionsAreOwned(t *testing.T) {
+// Each typed store option names a field of the GlanceBackend CRD's schema
+// (its path is derived from the Go field's JSON name), and, but the CA
+// bundle's, which the seed's denylist leaves open, extraOptions may not
+// set it.
+func TestTypedStoreFieldsAreInTheSchema(t *testing.T) {
+	raw, err := os.ReadFile("../crds/glance.openstack.c5c3.io_glancebackends.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd struct {
+		Spec struct {
+			Versions []struct {
+				Schema struct {
+					OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
+				} `json:"schema"`
+			} `json:"versions"`
+		} `json:"spec"`
+	}
+	if err := sigsyaml.Unmarshal(raw, &crd); err != nil {
+		t.Fatal(err)
+	}
 	for _, o := range TypedStoreOptions {
-		owner, owned := ExtraOptionOwners[o.Option]
-		if o.Option == "s3_store_cacert" {
-			continue
+		node := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
+		for _, part := range strings.Split(o.Field, ".") {
+			props, _ := node["properties"].(map[string]any)
+			node, _ = props[part].(map[string]any)
+			if node == nil {
+				t.Errorf("%s (%s) is not a field of the GlanceBackend schema", o.Field, o.Option)
+				break
+			}
 		}
-		if !owned || owner != o.Field {
+		owner, owned := ExtraOptionOwners[o.Option]
+		if want := o.Option != "s3_store_cacert"; owned != want || owned && owner != o.Field {
 			t.Errorf("%s renders %s, which extraOptions' denylist gives to %q", o.Field, o.Option, owner)
 		}
 	}
