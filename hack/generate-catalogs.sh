@@ -9,6 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE="${CACHE:-$HOME/.cache/glance-krm}"
+# The oslo-config-generator namespaces the Python scripts read (one list,
+# krm/catalogs/namespaces.txt); chroot and env pass the environment on.
+OSLO_NAMESPACES="$(tr '\n' ' ' < krm/catalogs/namespaces.txt)"
+export OSLO_NAMESPACES
 out=krm/catalogs
 
 /usr/bin/python3 hack/catalog.py 2022.2 bookworm > "$out/2022.2.json"

@@ -30,13 +30,13 @@ credentialsSecretRef. A section name is folded as oslo.config looks
 groups up: lower-cased, except DEFAULT.
 """
 import json
+import os
 import sys
 
-NAMESPACES = [
-    "glance.api", "glance", "glance.store", "glance.multi_store", "oslo.log", "oslo.db",
-    "oslo.concurrency", "oslo.policy", "oslo.middleware", "oslo.messaging",
-    "keystonemiddleware.auth_token", "castellan.config", "oslo.limit", "oslo.reports",
-]
+# The oslo-config-generator namespaces of glance-api, one list for the
+# three scripts that read them (krm/catalogs/namespaces.txt, passed in
+# OSLO_NAMESPACES by their callers).
+NAMESPACES = os.environ["OSLO_NAMESPACES"].split()
 
 
 def fold(group):

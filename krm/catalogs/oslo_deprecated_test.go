@@ -61,7 +61,7 @@ func TestDeprecatedSpellingsReadByOsloConfig(t *testing.T) {
 				t.Parallel()
 				py.Require(t)
 				var stderr bytes.Buffer
-				cmd := py.Command(string(generator), "scan", py.Release)
+				cmd := withNamespaces(t, py.Command(string(generator), "scan", py.Release))
 				cmd.Stderr = &stderr
 				out, err := cmd.Output()
 				if err != nil {
@@ -91,7 +91,7 @@ func TestDeprecatedSpellingsReadByOsloConfig(t *testing.T) {
 		}
 		args = append(args, p)
 	}
-	out, err := exec.Command("/usr/bin/python3", args...).Output()
+	out, err := withNamespaces(t, exec.Command("/usr/bin/python3", args...)).Output()
 	if err != nil {
 		t.Fatalf("secret-options.py write: %v", err)
 	}
@@ -255,7 +255,7 @@ type reader struct {
 
 func startReader(t *testing.T, py testenv.Python, script string) *reader {
 	t.Helper()
-	r := &reader{suite: py.Suite, cmd: py.Command(script), stderr: &bytes.Buffer{}}
+	r := &reader{suite: py.Suite, cmd: withNamespaces(t, py.Command(script)), stderr: &bytes.Buffer{}}
 	var err error
 	if r.stdin, err = r.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)

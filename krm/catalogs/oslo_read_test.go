@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/c5c3/glance-krm/fn/oslo"
@@ -66,7 +68,7 @@ func readCatalog(t *testing.T, py testenv.Python, script string, cat *catalogs.C
 		"glance_store": {"default_backend": catalogStore},
 	}
 
-	cmd := py.Command(script)
+	cmd := withNamespaces(t, py.Command(script))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -161,4 +163,19 @@ func writeConf(t *testing.T, f *oslo.File) string {
 
 func sortedNames[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// withNamespaces gives a catalog script the oslo-config-generator
+// namespaces it reads (namespaces.txt, the one list the scripts share).
+func withNamespaces(t *testing.T, cmd *exec.Cmd) *exec.Cmd {
+	t.Helper()
+	b, err := os.ReadFile("namespaces.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, "OSLO_NAMESPACES="+strings.Join(strings.Fields(string(b)), " "))
+	return cmd
 }

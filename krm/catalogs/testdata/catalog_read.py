@@ -33,11 +33,10 @@ from oslo_log import log
 
 logging.disable(logging.CRITICAL)  # deprecation warnings, on stderr
 
-NAMESPACES = [
-    "glance.api", "glance", "glance.store", "glance.multi_store", "oslo.log", "oslo.db",
-    "oslo.concurrency", "oslo.policy", "oslo.middleware", "oslo.messaging",
-    "keystonemiddleware.auth_token", "castellan.config", "oslo.limit", "oslo.reports",
-]
+# The oslo-config-generator namespaces of glance-api, one list for the
+# three scripts that read them (krm/catalogs/namespaces.txt, passed in
+# OSLO_NAMESPACES by their callers).
+NAMESPACES = os.environ["OSLO_NAMESPACES"].split()
 # glance/common/wsgi.py's RESERVED_STORES, which glance-api passes to
 # glance_store.
 RESERVED = {"os_glance_staging_store": "file", "os_glance_tasks_store": "file"}
