@@ -14,7 +14,7 @@ import (
 func ExampleCommand() {
 	build, _ := os.ReadFile("../../examples/several-apis/.expected/1-add-api.yaml")
 	dir, _ := os.MkdirTemp("", "flux-steps")
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	code := fluxsteps.Command([]string{dir}, bytes.NewReader(build), nil, os.Stderr)
 	steps, _ := filepath.Glob(filepath.Join(dir, "*", "kustomization.yaml"))
 	fmt.Println("exit", code)

@@ -58,7 +58,7 @@ func TestRead(t *testing.T) {
 
 func ExampleImages_Apply() {
 	dir, _ := os.MkdirTemp("", "kimages")
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	_ = os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("images:\n- name: ghcr.io/c5c3/glance\n  newTag: \"2026.1\"\n"), 0o644)
 	im, _ := Read(dir)
 	out, changed, _ := im.Apply("ghcr.io/c5c3/glance:2025.2")
