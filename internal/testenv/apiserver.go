@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
@@ -48,6 +49,39 @@ func StartAPIServerWith(adjust func(*envtest.Environment)) (*envtest.Environment
 	adjust(env)
 	cfg, err := env.Start()
 	return env, cfg, err
+}
+
+// APIServerMain is the TestMain of a suite on a real API server: without
+// KUBEBUILDER_ASSETS outside make it skips the suite (MainNeeds); else it
+// runs prepare (the extra CRDs a suite installs; an error fails the
+// suite), starts the API server with glance-krm's CRDs and prepare's
+// adjustments, hands it and its config to use, runs the tests and stops it.
+func APIServerMain(m *testing.M, use func(*envtest.Environment, *rest.Config), prepare func() (func(*envtest.Environment), error)) {
+	if !MainNeeds("KUBEBUILDER_ASSETS", "make unit") {
+		os.Exit(0)
+	}
+	adjust := func(*envtest.Environment) {}
+	if prepare != nil {
+		a, err := prepare()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		adjust = a
+	}
+	env, cfg, err := StartAPIServerWith(adjust)
+	if err != nil {
+		// A CRD whose CEL rules exceed the API server's cost budget is
+		// refused here, which fails the suite.
+		fmt.Fprintln(os.Stderr, "starting kube-apiserver and etcd with the CRDs:", err)
+		os.Exit(1)
+	}
+	use(env, cfg)
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
+	}
+	os.Exit(code)
 }
 
 // embeddedCRDs are glance-krm's CRDs as krm/crds embeds them: what the

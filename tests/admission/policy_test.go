@@ -37,25 +37,16 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if !testenv.MainNeeds("KUBEBUILDER_ASSETS", "make unit") || !testenv.MainNeeds(crdEnv, "make unit") {
+	if !testenv.MainNeeds(crdEnv, "make unit") {
 		os.Exit(0)
 	}
-	crd, err := policyCRD(os.Getenv(crdEnv))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	env, c, err := testenv.StartAPIServerWith(func(env *envtest.Environment) {
-		env.CRDs = append(env.CRDs, crd)
+	testenv.APIServerMain(m, func(_ *envtest.Environment, c *rest.Config) { cfg = c }, func() (func(*envtest.Environment), error) {
+		crd, err := policyCRD(os.Getenv(crdEnv))
+		if err != nil {
+			return nil, err
+		}
+		return func(env *envtest.Environment) { env.CRDs = append(env.CRDs, crd) }, nil
 	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting kube-apiserver:", err)
-		os.Exit(1)
-	}
-	cfg = c
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
 }
 
 // policyCRD is policy-controller's CRD as it ships, but for its

@@ -1,8 +1,6 @@
 package corpus_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"k8s.io/client-go/rest"
@@ -20,19 +18,5 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if !testenv.MainNeeds("KUBEBUILDER_ASSETS", "make unit") {
-		os.Exit(0)
-	}
-	var err error
-	if testEnv, cfg, err = testenv.StartAPIServer(); err != nil {
-		// A CRD whose CEL rules exceed the API server's cost budget is
-		// refused here, which fails the suite.
-		fmt.Fprintln(os.Stderr, "starting kube-apiserver and etcd with the CRDs:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := testEnv.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
-	}
-	os.Exit(code)
+	testenv.APIServerMain(m, func(e *envtest.Environment, c *rest.Config) { testEnv, cfg = e, c }, nil)
 }

@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -39,28 +40,17 @@ import (
 var cfg *rest.Config
 
 func TestMain(m *testing.M) {
-	if !testenv.MainNeeds("KUBEBUILDER_ASSETS", "make unit") {
-		os.Exit(0)
-	}
-	crd, err := testenv.GatewayAPICRD()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "finding Gateway API's HTTPRoute CRD:", err)
-		os.Exit(1)
-	}
-	vpa, err := testenv.VPACRD()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "finding the autoscaler's VerticalPodAutoscaler CRD:", err)
-		os.Exit(1)
-	}
-	env, c, err := testenv.StartAPIServer(crd, vpa)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting kube-apiserver:", err)
-		os.Exit(1)
-	}
-	cfg = c
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
+	testenv.APIServerMain(m, func(_ *envtest.Environment, c *rest.Config) { cfg = c }, func() (func(*envtest.Environment), error) {
+		crd, err := testenv.GatewayAPICRD()
+		if err != nil {
+			return nil, fmt.Errorf("finding Gateway API's HTTPRoute CRD: %w", err)
+		}
+		vpa, err := testenv.VPACRD()
+		if err != nil {
+			return nil, fmt.Errorf("finding the autoscaler's VerticalPodAutoscaler CRD: %w", err)
+		}
+		return func(env *envtest.Environment) { env.CRDDirectoryPaths = append(env.CRDDirectoryPaths, crd, vpa) }, nil
+	})
 }
 
 // warnings collects the API server's warnings (Pod Security among them).
