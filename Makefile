@@ -101,10 +101,13 @@ generate-catalogs: deps-glance
 test: lint short unit e2e-glance e2e-chainsaw e2e-packaging e2e-node
 
 ## lint: golangci-lint (.golangci.yml: the import boundaries, gofmt and
-## goimports, errcheck), shellcheck over hack/, .ci/ and the test scripts, and
-## actionlint over .github/workflows
+## goimports, errcheck), the house's targets (hack/house: file, function and
+## test sizes, one results writer, tests and an Example per package),
+## shellcheck over hack/, .ci/ and the test scripts, and actionlint over
+## .github/workflows
 lint: $(GOLANGCI_LINT) $(ACTIONLINT) deps-lint
 	$(GOLANGCI_LINT) run ./...
+	HOUSE_STRICT=1 go run ./hack/house
 	shellcheck hack/*.sh hack/containers/*.sh .ci/run tests/e2e/glance/*.sh review/*.sh
 	$(ACTIONLINT) -shellcheck "$$(command -v shellcheck)"
 
