@@ -12,6 +12,7 @@ import (
 
 	"github.com/c5c3/glance-krm/fn/findings"
 	"github.com/c5c3/glance-krm/fn/glancekrm/decode"
+	"github.com/c5c3/glance-krm/internal/fntest"
 	"github.com/c5c3/glance-krm/krm/catalogs"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
@@ -20,7 +21,7 @@ import (
 // inventory hands it to the checks.
 func entry(t *testing.T, release string, edit func(*v1alpha1.GlanceSpec), stores ...*v1alpha1.GlanceBackend) *glanceEntry {
 	t.Helper()
-	obj, err := fn.ParseKubeObject([]byte(testGlance))
+	obj, err := fn.ParseKubeObject([]byte(fntest.Glance))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func entry(t *testing.T, release string, edit func(*v1alpha1.GlanceSpec), stores
 	}
 	ge := &glanceEntry{obj: obj, g: g, valid: true, names: []string{g.Name}}
 	for _, b := range stores {
-		bo, err := fn.ParseKubeObject([]byte(testBackend(b.Name, g.Name, b.Spec.IsDefault)))
+		bo, err := fn.ParseKubeObject([]byte(fntest.Backend(b.Name, g.Name, b.Spec.IsDefault)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,11 +319,11 @@ func TestExtraConfigFileSpelling(t *testing.T) {
 			{"DEFAULT", "sql_connection", "", `option "sql_connection" in section [DEFAULT] is a deprecated spelling of [database] connection`},
 		} {
 			t.Run(release+"/"+o.section+"/"+o.refused, func(t *testing.T) {
-				glance := strings.Replace(testGlance, `"2025.2"`, `"`+release+`"`, 2) +
+				glance := strings.Replace(fntest.Glance, `"2025.2"`, `"`+release+`"`, 2) +
 					fmt.Sprintf("  extraConfig: {%s: {%%s: 'true'}}\n", o.section)
 				run := func(key string) (*fn.ResourceList, bool) {
 					t.Helper()
-					out, failed := runFn(t, resourceList(t, []byte(docs(fmt.Sprintf(glance, key), testBackend("primary", "glance", true)))))
+					out, failed := runFn(t, fntest.ResourceList(t, []byte(fntest.Docs(fmt.Sprintf(glance, key), fntest.Backend("primary", "glance", true)))))
 					rl, err := fn.ParseResourceList(out)
 					if err != nil {
 						t.Fatal(err)
@@ -333,7 +334,7 @@ func TestExtraConfigFileSpelling(t *testing.T) {
 				if o.file != "" {
 					rl, failed := run(o.file)
 					if failed {
-						t.Fatalf("[%s] %s refused:\n%s", o.section, o.file, resultLines(rl.Results))
+						t.Fatalf("[%s] %s refused:\n%s", o.section, o.file, fntest.ResultLines(rl.Results))
 					}
 					conf := ""
 					for _, obj := range rl.Items {
@@ -360,7 +361,7 @@ func TestExtraConfigFileSpelling(t *testing.T) {
 				}
 				switch {
 				case !failed || refused == nil:
-					t.Errorf("[%s] %s not refused at %s (failed %v):\n%s", o.section, o.refused, field, failed, resultLines(rl.Results))
+					t.Errorf("[%s] %s not refused at %s (failed %v):\n%s", o.section, o.refused, field, failed, fntest.ResultLines(rl.Results))
 				case !strings.Contains(refused.Message, by):
 					t.Errorf("[%s] %s refused by another rule: %s", o.section, o.refused, refused.Message)
 				case o.file != "" && !strings.HasSuffix(refused.Message, fmt.Sprintf("did you mean %q?", o.file)):
@@ -381,14 +382,14 @@ func TestRenderedOptionsInCatalog(t *testing.T) {
 	for _, release := range catalogs.Releases() {
 		t.Run(release, func(t *testing.T) {
 			cat := catalogs.For(release)
-			glance := strings.Replace(testGlance, `"2025.2"`, `"`+release+`"`, 2) + "  logging: {format: json}\n"
-			out, failed := runFn(t, resourceList(t, []byte(docs(glance, testBackend("primary", "glance", true)))))
+			glance := strings.Replace(fntest.Glance, `"2025.2"`, `"`+release+`"`, 2) + "  logging: {format: json}\n"
+			out, failed := runFn(t, fntest.ResourceList(t, []byte(fntest.Docs(glance, fntest.Backend("primary", "glance", true)))))
 			rl, err := fn.ParseResourceList(out)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if failed {
-				t.Fatalf("refused:\n%s", resultLines(rl.Results))
+				t.Fatalf("refused:\n%s", fntest.ResultLines(rl.Results))
 			}
 			conf := ""
 			for _, obj := range rl.Items {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/c5c3/glance-krm/fn/glancekrm/render"
 	"github.com/c5c3/glance-krm/fn/oslo"
+	"github.com/c5c3/glance-krm/internal/fntest"
 	"github.com/c5c3/glance-krm/internal/testenv"
 	"github.com/c5c3/glance-krm/krm/catalogs"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
@@ -59,12 +60,12 @@ const namedBarbican = `  extraConfig:
 // the generated NetworkPolicy of the pods reading those files admits each.
 func TestNetworkPolicyAdmitsTheRenderedEndpoints(t *testing.T) {
 	for name, input := range map[string]string{
-		"every endpoint on its own port": docs(egressGlance+namedBarbican, testBackend("a", "glance", true),
-			strings.Replace(testBackend("b", "glance", false), "https://s3.example", "http://s3-b.example:7480", 1)),
-		"barbican through the catalog warns": docs(egressGlance, testBackend("a", "glance", true)),
-		"an empty allowed_ports warns":       docs(strings.Replace(egressGlance+namedBarbican, "allowedPorts: [8443, 443]", "allowedPorts: []", 1), testBackend("a", "glance", true)),
-		"additionalEgress takes the warning": docs(strings.Replace(egressGlance, "networkPolicy: {ingress: [{namespaceSelector: {}}]}",
-			"networkPolicy: {ingress: [{namespaceSelector: {}}], additionalEgress: [{ports: [{port: 9311}]}]}", 1), testBackend("a", "glance", true)),
+		"every endpoint on its own port": fntest.Docs(egressGlance+namedBarbican, fntest.Backend("a", "glance", true),
+			strings.Replace(fntest.Backend("b", "glance", false), "https://s3.example", "http://s3-b.example:7480", 1)),
+		"barbican through the catalog warns": fntest.Docs(egressGlance, fntest.Backend("a", "glance", true)),
+		"an empty allowed_ports warns":       fntest.Docs(strings.Replace(egressGlance+namedBarbican, "allowedPorts: [8443, 443]", "allowedPorts: []", 1), fntest.Backend("a", "glance", true)),
+		"additionalEgress takes the warning": fntest.Docs(strings.Replace(egressGlance, "networkPolicy: {ingress: [{namespaceSelector: {}}]}",
+			"networkPolicy: {ingress: [{namespaceSelector: {}}], additionalEgress: [{ports: [{port: 9311}]}]}", 1), fntest.Backend("a", "glance", true)),
 	} {
 		t.Run(name, func(t *testing.T) {
 			rl, failed := runFnOn(t, input)
@@ -189,12 +190,12 @@ json.dump({n or "root": logging.getLevelName(logging.getLogger(n).level) for n i
 `
 	for _, py := range testenv.Pythons(t) {
 		t.Run(py.Suite, func(t *testing.T) {
-			rl, failed := runFnOn(t, docs(glanceWith(`  logging:
+			rl, failed := runFnOn(t, fntest.Docs(glanceWith(`  logging:
     format: json
     level: WARNING
     debug: true
     perLoggerLevels: {glance.api: ERROR, "sqlalchemy.engine": INFO, "odd%name": CRITICAL}
-`), testBackend("a", "glance", true)))
+`), fntest.Backend("a", "glance", true)))
 			if failed {
 				t.Fatalf("failed: %v", rl.Results)
 			}
@@ -333,7 +334,7 @@ func TestOsloConfigRoundTrip(t *testing.T) {
 		docs.WriteString("---\n")
 		docs.Write(b)
 	}
-	out, failed := runFn(t, resourceList(t, docs.Bytes()))
+	out, failed := runFn(t, fntest.ResourceList(t, docs.Bytes()))
 	rl, err := fn.ParseResourceList(out)
 	if err != nil {
 		t.Fatal(err)
@@ -422,9 +423,9 @@ func TestDeprecatedSpellingsRefused(t *testing.T) {
 			}
 		}
 		t.Run(on+"/"+c.section+"/"+c.key, func(t *testing.T) {
-			glance := strings.ReplaceAll(testGlance, `"2025.2"`, `"`+on+`"`) + c.spec +
+			glance := strings.ReplaceAll(fntest.Glance, `"2025.2"`, `"`+on+`"`) + c.spec +
 				fmt.Sprintf("  extraConfig: {%s: {%s: 'mysql+pymysql://glance:%s@db/glance'}}\n", c.section, c.key, password)
-			out, failed := runFn(t, resourceList(t, []byte(docs(glance, testBackend("primary", "glance", true)))))
+			out, failed := runFn(t, fntest.ResourceList(t, []byte(fntest.Docs(glance, fntest.Backend("primary", "glance", true)))))
 			rl, err := fn.ParseResourceList(out)
 			if err != nil {
 				t.Fatal(err)
@@ -441,7 +442,7 @@ func TestDeprecatedSpellingsRefused(t *testing.T) {
 				}
 			}
 			if !failed || !found {
-				t.Errorf("[%s] %s not refused at %s with %q (failed %v):\n%s", c.section, c.key, field, c.want, failed, resultLines(rl.Results))
+				t.Errorf("[%s] %s not refused at %s with %q (failed %v):\n%s", c.section, c.key, field, c.want, failed, fntest.ResultLines(rl.Results))
 			}
 			for _, o := range rl.Items {
 				if o.GetKind() != "Glance" && strings.Contains(o.String(), password) {

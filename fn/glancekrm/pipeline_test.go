@@ -5,7 +5,6 @@
 package glancekrm
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,28 +15,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/c5c3/glance-krm/fn/glancekrm/render"
+	"github.com/c5c3/glance-krm/internal/fntest"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
-
-// resourceList wraps multi-document YAML into a ResourceList, the way
-// kustomize and kpt hand objects to the function.
-func resourceList(t testing.TB, docs []byte) []byte {
-	t.Helper()
-	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(docs), OmitReaderAnnotations: true}).Read()
-	if err != nil {
-		t.Fatalf("parsing input: %v", err)
-	}
-	rl := &fn.ResourceList{Items: fn.MoveToKubeObjects(nodes), FunctionConfig: fn.NewEmptyKubeObject()}
-	out, err := rl.ToYAML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // runFn runs the function on a ResourceList as the binary does, and
 // reports whether it failed (the binary's non-zero exit).
@@ -74,122 +57,12 @@ func runFile(t testing.TB, path string) (*fn.ResourceList, bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, failed := runFn(t, resourceList(t, raw))
+	out, failed := runFn(t, fntest.ResourceList(t, raw))
 	rl, err := fn.ParseResourceList(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rl, failed
-}
-
-func testBackend(name, glance string, isDefault bool) string {
-	return fmt.Sprintf(`apiVersion: glance.openstack.c5c3.io/v1alpha1
-kind: GlanceBackend
-metadata: {name: %s, namespace: ns}
-spec:
-  glanceRef: {name: %s}
-  type: S3
-  isDefault: %v
-  s3: {host: https://s3.example, bucket: %s-bucket, credentialsSecretRef: {name: %s-creds}}
-`, name, glance, isDefault, name, name)
-}
-
-// testWorkload is a Deployment with one container; container is the YAML
-// of that container's fields after its name.
-func testWorkload(name, labels, container string) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata: {name: %s, namespace: ns%s}
-spec:
-  selector: {matchLabels: {app: x}}
-  template:
-    metadata: {labels: {app: x}}
-    spec:
-      containers:
-      - name: glance-api
-%s`, name, labels, container)
-}
-
-func docs(d ...string) string { return strings.Join(d, "---\n") }
-
-func find(items fn.KubeObjects, kind, name string) *fn.KubeObject {
-	for _, o := range items {
-		if o.GetKind() == kind && o.GetName() == name {
-			return o
-		}
-	}
-	return nil
-}
-
-func resultLines(rs fn.Results) string {
-	var b strings.Builder
-	for _, r := range rs {
-		b.WriteString("  " + string(r.Severity) + ": " + r.Message + "\n")
-	}
-	return b.String()
-}
-
-// generatedInput is a ResourceList of n Glances, each with backends
-// GlanceBackends (the first the default) and a glance-api Deployment,
-// spread over a few namespaces: the shape of a large real repository.
-func generatedInput(n, backends int) []byte { return generatedInputOf(n, backends, true) }
-
-// generatedInputOf is generatedInput with or without the Deployments
-// (without them the function generates each Glance's workload).
-func generatedInputOf(n, backends int, workloads bool) []byte {
-	var b strings.Builder
-	b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
-	for g := range n {
-		ns := fmt.Sprintf("openstack-%d", g%7)
-		name := fmt.Sprintf("glance-%04d", g)
-		fmt.Fprintf(&b, `- apiVersion: glance.openstack.c5c3.io/v1alpha1
-  kind: Glance
-  metadata: {name: %s, namespace: %s}
-  spec:
-    openStackRelease: "2025.2"
-    image: {repository: ghcr.io/c5c3/glance, tag: "2025.2"}
-    database: {host: mariadb, database: glance, secretRef: {name: %s-db}}
-    keystoneEndpoint: http://keystone.%s.svc:5000/v3
-    serviceUser: {secretRef: {name: %s-service-user}}
-    cache: {servers: ["memcached-0.%s.svc:11211", "memcached-1.%s.svc:11211"]}
-    extraConfig: {DEFAULT: {debug: "false", workers: "4"}}
-`, name, ns, name, ns, name, ns, ns)
-		if workloads {
-			fmt.Fprintf(&b, `- apiVersion: apps/v1
-  kind: Deployment
-  metadata: {name: %s, namespace: %s, labels: {app: %s}}
-  spec:
-    replicas: 3
-    selector: {matchLabels: {app: %s}}
-    template:
-      metadata: {labels: {app: %s}}
-      spec:
-        containers:
-        - name: glance-api
-          image: ghcr.io/c5c3/glance:2025.2
-          command: [glance-api]
-          ports: [{name: api, containerPort: 9292}]
-          env: [{name: TZ, value: UTC}]
-`, name, ns, name, name, name)
-		}
-		for i := range backends {
-			fmt.Fprintf(&b, `- apiVersion: glance.openstack.c5c3.io/v1alpha1
-  kind: GlanceBackend
-  metadata: {name: %s-store-%d, namespace: %s}
-  spec:
-    glanceRef: {name: %s}
-    type: S3
-    isDefault: %t
-    s3:
-      host: https://s3-%d.example.com
-      bucket: images-%d
-      region: region-%d
-      credentialsSecretRef: {name: %s-store-%d-credentials}
-    extraOptions: {s3_store_thread_pools: "10"}
-`, name, i, ns, name, i == 0, i, i, i, name, i)
-		}
-	}
-	return []byte(b.String())
 }
 
 // errorResults tells whether a result is an error.
@@ -214,7 +87,7 @@ func TestWriterMatchesTheSDK(t *testing.T) {
 	corpus, _ := filepath.Glob("../../krm/testdata/corpus/*.yaml")
 	for _, s := range corpus {
 		b, _ := os.ReadFile(s)
-		inputs[s] = resourceList(t, b)
+		inputs[s] = fntest.ResourceList(t, b)
 	}
 	for name, in := range inputs {
 		t.Run(name, func(t *testing.T) {
@@ -256,7 +129,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, failed := runFn(t, resourceList(t, input))
+			out, failed := runFn(t, fntest.ResourceList(t, input))
 			rl, err := fn.ParseResourceList(out)
 			if err != nil {
 				t.Fatal(err)
@@ -308,10 +181,10 @@ func allInputs(t *testing.T) map[string][]byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[filepath.Base(dir)] = resourceList(t, input)
+		out[filepath.Base(dir)] = fntest.ResourceList(t, input)
 	}
 	for _, n := range [][2]int{{1, 1}, {3, 4}, {12, 5}} {
-		out[fmt.Sprintf("generated-%d-glances-%d-backends", n[0], n[1])] = generatedInput(n[0], n[1])
+		out[fmt.Sprintf("generated-%d-glances-%d-backends", n[0], n[1])] = fntest.GeneratedInput(n[0], n[1])
 	}
 	return out
 }
@@ -342,7 +215,7 @@ func benchEach(b *testing.B, op func(in []byte) error) { benchInputs(b, true, op
 
 func benchInputs(b *testing.B, workloads bool, op func(in []byte) error) {
 	for _, n := range benchSizes {
-		in := generatedInputOf(n, benchBackends, workloads)
+		in := fntest.GeneratedInputOf(n, benchBackends, workloads)
 		b.Run(fmt.Sprintf("glances=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(in)))
@@ -394,14 +267,14 @@ func FuzzProcess(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/*/input.yaml")
 	for _, s := range seeds {
 		b, _ := os.ReadFile(s)
-		f.Add(resourceList(f, b))
+		f.Add(fntest.ResourceList(f, b))
 	}
 	corpus, _ := filepath.Glob("../../krm/testdata/corpus/*.yaml")
 	for _, s := range corpus {
 		b, _ := os.ReadFile(s)
 		f.Add(b)
 	}
-	f.Add(generatedInput(2, 3))
+	f.Add(fntest.GeneratedInput(2, 3))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, err := fn.Run(fn.ResourceListProcessorFunc(Process), in)
 		if fast, _, _ := Transform(in); string(fast) != string(out) {

@@ -22,18 +22,19 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/c5c3/glance-krm/fn/glancekrm/history"
+	"github.com/c5c3/glance-krm/internal/fntest"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
 // everyFeature is a Glance with every optional object the generator can
 // emit: two APIs (a Service each), autoscaling, a gateway, network
 // policies, db-purge, the image cache, and a store drain.
-var everyFeature = docs(glanceWith(twoAPIs+`  autoscaling: {maxReplicas: 5, targetCPUUtilization: 70}
+var everyFeature = fntest.Docs(glanceWith(twoAPIs+`  autoscaling: {maxReplicas: 5, targetCPUUtilization: 70}
   networkPolicy: {ingress: [{namespaceSelector: {matchLabels: {team: x}}}]}
   gateway: {parentRef: {name: gw}, hostname: image.example.com}
   dbPurge: {retentionDays: 7}
   imageCache: {}
-`), drainingBackend("a", "b", false), testBackend("b", "glance", true))
+`), drainingBackend("a", "b", false), fntest.Backend("b", "glance", true))
 
 // TestNoObjectBeforeWhatItsHealthNeeds: every object of the render is in
 // a wave, and no object is in an earlier wave than an object its health
@@ -50,7 +51,7 @@ var everyFeature = docs(glanceWith(twoAPIs+`  autoscaling: {maxReplicas: 5, targ
 func TestNoObjectBeforeWhatItsHealthNeeds(t *testing.T) {
 	rl, failed := runFnOn(t, everyFeature)
 	if failed {
-		t.Fatalf("failed: %s", resultLines(rl.Results))
+		t.Fatalf("failed: %s", fntest.ResultLines(rl.Results))
 	}
 	kinds := map[string]bool{}
 	for _, o := range rl.Items {
@@ -76,7 +77,7 @@ func TestNoObjectBeforeWhatItsHealthNeeds(t *testing.T) {
 	out, failed := runFn(t, []byte(upgraded))
 	rl2, err := fn.ParseResourceList(out)
 	if err != nil || failed {
-		t.Fatalf("the upgrade failed (%v): %s", err, resultLines(rl2.Results))
+		t.Fatalf("the upgrade failed (%v): %s", err, fntest.ResultLines(rl2.Results))
 	}
 	checkWaves(t, "upgrade", rl2.Items)
 }
@@ -294,16 +295,16 @@ func TestWavesOfTheUsersObjects(t *testing.T) {
 		input string
 		want  map[string]string // Kind/name -> wave
 	}{
-		{"none set", docs(testGlance, testBackend("a", "glance", true), testBackend("b", "glance", false), testWorkload("glance", "", plainContainer)),
+		{"none set", fntest.Docs(fntest.Glance, fntest.Backend("a", "glance", true), fntest.Backend("b", "glance", false), fntest.Workload("glance", "", plainContainer)),
 			map[string]string{"Glance/glance": "2", "GlanceBackend/a": "2", "GlanceBackend/b": "2", "Deployment/glance": "1"}},
-		{"the user's kept", docs(withWave(testGlance, "glance", "5"), withWave(testBackend("a", "glance", true), "a", "-1"), testBackend("b", "glance", false),
-			withWave(testWorkload("glance", "", plainContainer), "glance", "0")),
+		{"the user's kept", fntest.Docs(withWave(fntest.Glance, "glance", "5"), withWave(fntest.Backend("a", "glance", true), "a", "-1"), fntest.Backend("b", "glance", false),
+			withWave(fntest.Workload("glance", "", plainContainer), "glance", "0")),
 			map[string]string{"Glance/glance": "5", "GlanceBackend/a": "-1", "GlanceBackend/b": "2", "Deployment/glance": "0"}},
-		{"a backend whose Glance another build holds", testBackend("a", "elsewhere", true),
+		{"a backend whose Glance another build holds", fntest.Backend("a", "elsewhere", true),
 			map[string]string{"GlanceBackend/a": "2"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			out, failed := runFn(t, resourceList(t, []byte(c.input)))
+			out, failed := runFn(t, fntest.ResourceList(t, []byte(c.input)))
 			if failed {
 				t.Fatalf("failed:\n%s", out)
 			}
@@ -313,7 +314,7 @@ func TestWavesOfTheUsersObjects(t *testing.T) {
 			}
 			for id, w := range c.want {
 				kind, name, _ := strings.Cut(id, "/")
-				o := find(rl.Items, kind, name)
+				o := fntest.Find(rl.Items, kind, name)
 				if o == nil {
 					t.Fatalf("no %s in the output", id)
 				}
@@ -332,20 +333,20 @@ func TestWavesOfTheUsersObjects(t *testing.T) {
 // TestAWorkloadNotWiredKeepsItsWave: a workload the function leaves
 // alone (it only carries the Glance's label) is not put in a wave.
 func TestAWorkloadNotWiredKeepsItsWave(t *testing.T) {
-	labelled := testWorkload("other", ", labels: {glance.openstack.c5c3.io/glance: glance}", "        image: busybox\n        command: [sleep]\n")
+	labelled := fntest.Workload("other", ", labels: {glance.openstack.c5c3.io/glance: glance}", "        image: busybox\n        command: [sleep]\n")
 	labelled = strings.Replace(labelled, "- name: glance-api", "- name: sidecar", 1)
-	rl, failed := runFnOn(t, docs(testGlance, testBackend("a", "glance", true), testWorkload("glance", "", plainContainer), labelled))
+	rl, failed := runFnOn(t, fntest.Docs(fntest.Glance, fntest.Backend("a", "glance", true), fntest.Workload("glance", "", plainContainer), labelled))
 	if failed {
-		t.Fatalf("failed: %s", resultLines(rl.Results))
+		t.Fatalf("failed: %s", fntest.ResultLines(rl.Results))
 	}
-	o := find(rl.Items, "Deployment", "other")
+	o := fntest.Find(rl.Items, "Deployment", "other")
 	if o == nil {
 		t.Fatal("no Deployment other")
 	}
 	if w, set := o.GetAnnotations()[v1alpha1.AnnotationArgoCDSyncWave]; set {
 		t.Errorf("a workload the function did not wire is put in wave %q", w)
 	}
-	if fmt.Sprint(find(rl.Items, "Deployment", "glance").GetAnnotation(v1alpha1.AnnotationArgoCDSyncWave)) != "1" {
+	if fmt.Sprint(fntest.Find(rl.Items, "Deployment", "glance").GetAnnotation(v1alpha1.AnnotationArgoCDSyncWave)) != "1" {
 		t.Error("the wired workload is not in wave 1")
 	}
 }
@@ -362,7 +363,7 @@ func newState(t *testing.T, inputFile string) *state {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rl, err := fn.ParseResourceList(resourceList(t, input))
+	rl, err := fn.ParseResourceList(fntest.ResourceList(t, input))
 	if err != nil {
 		t.Fatal(err)
 	}

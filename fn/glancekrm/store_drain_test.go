@@ -16,12 +16,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/c5c3/glance-krm/internal/fntest"
 	"github.com/c5c3/glance-krm/krm/v1alpha1"
 )
 
 // drainingBackend is testBackend with the drain-to annotation.
 func drainingBackend(name, to string, isDefault bool) string {
-	return strings.Replace(testBackend(name, "glance", isDefault), "metadata: {name: "+name+", namespace: ns}",
+	return strings.Replace(fntest.Backend(name, "glance", isDefault), "metadata: {name: "+name+", namespace: ns}",
 		"metadata: {name: "+name+", namespace: ns, annotations: {glance.openstack.c5c3.io/drain-to: "+to+"}}", 1)
 }
 
@@ -33,8 +34,8 @@ func drainingBackend(name, to string, isDefault bool) string {
 // pods' policy, which every API's policy admits. A second run changes
 // nothing.
 func TestStoreDrainJob(t *testing.T) {
-	input := docs(glanceWith(twoAPIs+`  networkPolicy: {ingress: [{namespaceSelector: {matchLabels: {team: x}}}]}
-`), drainingBackend("a", "b", false), testBackend("b", "glance", true))
+	input := fntest.Docs(glanceWith(twoAPIs+`  networkPolicy: {ingress: [{namespaceSelector: {matchLabels: {team: x}}}]}
+`), drainingBackend("a", "b", false), fntest.Backend("b", "glance", true))
 	rl, failed := runFnOn(t, input)
 	if failed {
 		t.Fatalf("failed: %v", rl.Results)
@@ -142,7 +143,7 @@ func TestStoreDrainJob(t *testing.T) {
 	}
 
 	// Without the annotation, no drain object.
-	rl, _ = runFnOn(t, docs(glanceWith(twoAPIs), testBackend("a", "glance", false), testBackend("b", "glance", true)))
+	rl, _ = runFnOn(t, fntest.Docs(glanceWith(twoAPIs), fntest.Backend("a", "glance", false), fntest.Backend("b", "glance", true)))
 	if i := slices.IndexFunc(rl.Items, func(o *fn.KubeObject) bool { return strings.Contains(o.GetName(), "store-drain") }); i >= 0 {
 		t.Errorf("no drain asked for, yet %s %s", rl.Items[i].GetKind(), rl.Items[i].GetName())
 	}
@@ -154,24 +155,24 @@ func TestStoreDrainJob(t *testing.T) {
 // annotation, and nothing is rendered.
 func TestStoreDrainRefused(t *testing.T) {
 	for name, tc := range map[string]struct{ input, says string }{
-		"an unknown target": {docs(testGlance, drainingBackend("a", "elsewhere", false), testBackend("b", "glance", true)), `"elsewhere"`},
-		"no API serves both": {docs(glanceWith(`  apis:
+		"an unknown target": {fntest.Docs(fntest.Glance, drainingBackend("a", "elsewhere", false), fntest.Backend("b", "glance", true)), `"elsewhere"`},
+		"no API serves both": {fntest.Docs(glanceWith(`  apis:
   - name: default
     backends: [a, c]
     defaultBackend: c
   - name: next
     backends: [b]
     defaultBackend: b
-`), drainingBackend("a", "b", false), testBackend("b", "glance", false), testBackend("c", "glance", true)), `no Image API of the Glance serves both "a" and "b"`},
-		"the default store": {docs(testGlance, drainingBackend("a", "b", true), testBackend("b", "glance", false)),
+`), drainingBackend("a", "b", false), fntest.Backend("b", "glance", false), fntest.Backend("c", "glance", true)), `no Image API of the Glance serves both "a" and "b"`},
+		"the default store": {fntest.Docs(fntest.Glance, drainingBackend("a", "b", true), fntest.Backend("b", "glance", false)),
 			`store "a" is the default store of Image API "default": new uploads land in the default store and would be orphaned by the store's removal`},
-		"the default of one API": {docs(glanceWith(`  apis:
+		"the default of one API": {fntest.Docs(glanceWith(`  apis:
   - name: default
   - name: old
     replicas: 1
     backends: [a]
     defaultBackend: a
-`), drainingBackend("a", "b", false), testBackend("b", "glance", true)), `store "a" is the default store of Image API "old"`},
+`), drainingBackend("a", "b", false), fntest.Backend("b", "glance", true)), `store "a" is the default store of Image API "old"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			rl, failed := runFnOn(t, tc.input)
@@ -212,7 +213,7 @@ func names(objs fn.KubeObjects) []string {
 // TestStoreDrainOfTheDefaultMovedAway: the commit that drains the old
 // default store also makes another store the default: it passes.
 func TestStoreDrainOfTheDefaultMovedAway(t *testing.T) {
-	rl, failed := runFnOn(t, docs(testGlance, drainingBackend("a", "b", false), testBackend("b", "glance", true)))
+	rl, failed := runFnOn(t, fntest.Docs(fntest.Glance, drainingBackend("a", "b", false), fntest.Backend("b", "glance", true)))
 	if failed || !slices.ContainsFunc(rl.Items, func(o *fn.KubeObject) bool {
 		return o.GetKind() == "Job" && o.GetAnnotation(v1alpha1.AnnotationDrainFrom) == "a"
 	}) {
@@ -236,12 +237,12 @@ func TestStoreDrainNamesFit(t *testing.T) {
 		for _, stores := range [][2]string{{"a", "b"}, {strings.Repeat("s", 25), "b"}, {dotted, long}, {long, dotted}, {dotted, "b"}} {
 			t.Run(fmt.Sprintf("%d-%d-%d", len(glance), len(stores[0]), len(stores[1])), func(t *testing.T) {
 				g := strings.Replace(glanceWith("  networkPolicy: {ingress: [{namespaceSelector: {}}]}\n"), "name: glance, namespace: ns", "name: "+glance+", namespace: ns", 1)
-				backends := []string{drainingBackend(stores[0], "target", false), drainingBackend(stores[1], "target", false), testBackend("target", glance, true)}
+				backends := []string{drainingBackend(stores[0], "target", false), drainingBackend(stores[1], "target", false), fntest.Backend("target", glance, true)}
 				for i := range backends[:2] {
 					backends[i] = strings.Replace(backends[i], "glanceRef: {name: glance}", "glanceRef: {name: "+glance+"}", 1)
 					backends[i] = strings.Replace(backends[i], "bucket: "+stores[i]+"-bucket", "bucket: b"+strconv.Itoa(i), 1)
 				}
-				rl, failed := runFnOn(t, docs(append([]string{g}, backends...)...))
+				rl, failed := runFnOn(t, fntest.Docs(append([]string{g}, backends...)...))
 				if failed {
 					t.Fatalf("failed: %v", rl.Results)
 				}
@@ -339,9 +340,9 @@ func TestStoreDrainNetworkPolicy(t *testing.T) {
 		"a name, scheme's port": {"https://s3.example", "any:443"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			target := strings.Replace(testBackend("b", "glance", true), "https://s3.example", tc.host, 1)
+			target := strings.Replace(fntest.Backend("b", "glance", true), "https://s3.example", tc.host, 1)
 			leaving := strings.Replace(drainingBackend("a", "b", false), "https://s3.example", "http://s3-a.example:7481", 1)
-			rl, failed := runFnOn(t, docs(drainPolicyGlance, leaving, target))
+			rl, failed := runFnOn(t, fntest.Docs(drainPolicyGlance, leaving, target))
 			if failed {
 				t.Fatalf("failed: %v", rl.Results)
 			}
