@@ -5,7 +5,9 @@ package testenv
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -111,4 +113,23 @@ func (g GlancePython) Require(t testing.TB) {
 	if out, err := exec.Command("/usr/bin/python3", "-c", "import glance, glance_store").CombinedOutput(); err != nil {
 		Missing(t, "Debian's glance-api ("+err.Error()+": "+string(out)+")", "make deps-glance")
 	}
+}
+
+// OsloNamespaces are glance-api's oslo-config-generator namespaces:
+// krm/catalogs/namespaces.txt, the one list of them.
+func OsloNamespaces(t testing.TB) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(RepoRoot(), "krm", "catalogs", "namespaces.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}
+
+// OsloNamespacesEnv is the environment variable the catalog scripts
+// (hack/catalog.py, hack/secret-options.py, krm/catalogs/testdata/
+// catalog_read.py) read OsloNamespaces from.
+func OsloNamespacesEnv(t testing.TB) string {
+	t.Helper()
+	return "OSLO_NAMESPACES=" + strings.Join(OsloNamespaces(t), " ")
 }

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/c5c3/glance-krm/fn/oslo"
@@ -169,13 +168,9 @@ func sortedNames[V any](m map[string]V) []string {
 // namespaces it reads (namespaces.txt, the one list the scripts share).
 func withNamespaces(t *testing.T, cmd *exec.Cmd) *exec.Cmd {
 	t.Helper()
-	b, err := os.ReadFile("namespaces.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	cmd.Env = append(cmd.Env, "OSLO_NAMESPACES="+strings.Join(strings.Fields(string(b)), " "))
+	cmd.Env = append(cmd.Env, testenv.OsloNamespacesEnv(t))
 	return cmd
 }

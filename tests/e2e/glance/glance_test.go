@@ -283,8 +283,7 @@ func download(t *testing.T, g *glanceAPI, id string) []byte {
 func glanceOptData(t *testing.T, r rendering, root string) string {
 	t.Helper()
 	args := []string{"--format", "yaml"}
-	for _, ns := range []string{"glance.api", "glance", "glance.store", "glance.multi_store", "oslo.log", "oslo.db",
-		"oslo.concurrency", "oslo.policy", "oslo.middleware", "keystonemiddleware.auth_token", "castellan.config"} {
+	for _, ns := range testenv.OsloNamespaces(t) {
 		args = append(args, "--namespace", ns)
 	}
 	out, err := r.rel.run(t, "", "", nil, "oslo-config-generator", args...).Output()

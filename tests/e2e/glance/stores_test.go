@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/c5c3/glance-krm/internal/testenv"
 )
 
 // renderAndValidate renders the example and has the release's own oslo-
@@ -46,7 +48,7 @@ func (m *multiStoreRun) renderAndValidate() {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := m.rel.run(t, "", "", nil, "/usr/bin/python3", "-c", string(script), m.rel.catalog, m.rel.suite).Output()
+		out, err := m.rel.run(t, "", "", []string{testenv.OsloNamespacesEnv(t)}, "/usr/bin/python3", "-c", string(script), m.rel.catalog, m.rel.suite).Output()
 		if err != nil {
 			t.Fatal(err)
 		}
